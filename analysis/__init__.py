@@ -1,0 +1,1 @@
+"""Analysis suite for culturally specific long-form QA results (CaLMQA, NativQA)."""

@@ -1,0 +1,46 @@
+"""The one error type for bad input: it names the file, the record and the field of every problem found."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    record: str | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.record:
+            where += f", {self.record}"
+        if self.field:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+class InputError(Exception):
+    """Raised with every problem of an input at once, so that a researcher can fix them in one pass."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        lines = [str(p) for p in self.problems[:50]]
+        if len(self.problems) > 50:
+            lines.append(f"... and {len(self.problems) - 50} more problems")
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        super().__init__(f"{len(self.problems)} {noun} in the input:\n  " + "\n  ".join(lines))
+
+
+class Problems:
+    """Collects problems while a file is read; `raise_if_any` stops before anything is written."""
+
+    def __init__(self) -> None:
+        self.items: list[Problem] = []
+
+    def add(self, file: str | Path, record: str | None, field: str | None, message: str) -> None:
+        self.items.append(Problem(str(file), record, field, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise InputError(self.items)
