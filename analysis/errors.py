@@ -44,3 +44,15 @@ class Problems:
     def raise_if_any(self) -> None:
         if self.items:
             raise InputError(self.items)
+
+
+class NotebookFailed(Exception):
+    """A notebook of `make figures` raised: names the notebook and the cell, and where the executed copy is."""
+
+    def __init__(self, source: Path, executed: Path, error) -> None:
+        first_line = (error.source or "").strip().splitlines()[:1]
+        super().__init__(
+            f"{source.name} failed in code cell {error.cell_index} (execution count {error.exec_count}"
+            f"{', `' + first_line[0] + '`' if first_line else ''}): {error.ename}: {error.evalue}\n"
+            f"The executed copy, with the traceback, is kept at {executed}; no report was written."
+        )

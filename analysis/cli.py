@@ -1,0 +1,67 @@
+"""Command line of the suite (`python -m analysis COMMAND`); the Makefile's targets call it."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import paths
+from .errors import InputError, NotebookFailed
+
+
+def _fetch(args) -> None:
+    from . import release
+
+    mirror = release.mirror_folder() if not args.download else None
+    print(release.fetch(Path(args.dest), mirror=mirror))
+
+
+def _build_db(args) -> None:
+    from . import db
+
+    counts = db.build(Path(args.source), Path(args.db), verify=args.verify)
+    seconds = counts.pop("seconds")
+    summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
+    print(f"built {args.db} from {args.source} in {seconds} s: {summary}")
+
+
+def _run_notebook(args) -> None:
+    from . import report
+
+    report.run_notebook(args.name, db_path=Path(args.db))
+
+
+def _schema(args) -> None:
+    from . import schema
+
+    print(schema.markdown())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    fetch = commands.add_parser("fetch", help="obtain the CaLMQA release files and verify their checksums")
+    fetch.add_argument("--dest", default=str(paths.RAW_CALMQA))
+    fetch.add_argument("--download", action="store_true",
+                       help="download from upstream even when a local mirror exists")
+    fetch.set_defaults(func=_fetch)
+
+    build = commands.add_parser("build-db", help="build the DuckDB database from a release folder")
+    build.add_argument("--source", default=str(paths.RAW_CALMQA))
+    build.add_argument("--db", default=str(paths.DATABASE))
+    build.add_argument("--no-verify", dest="verify", action="store_false",
+                       help="accept files whose checksums differ from the pinned release (your own version)")
+    build.set_defaults(func=_build_db)
+
+    run = commands.add_parser("run-notebook", help="execute a notebook with Papermill and write its report")
+    run.add_argument("name", help="notebook name without .ipynb, e.g. 01_dataset_overview")
+    run.add_argument("--db", default=str(paths.DATABASE))
+    run.set_defaults(func=_run_notebook)
+
+    commands.add_parser("schema", help="print the database schema as Markdown").set_defaults(func=_schema)
+
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except (InputError, NotebookFailed, FileNotFoundError) as exc:
+        sys.exit(f"error: {exc}")
