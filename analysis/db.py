@@ -17,7 +17,7 @@ import polars as pl
 from tqdm import tqdm
 
 from . import ingest, paths, release
-from .schema import TABLE_BY_NAME, TABLES
+from .schema import TABLE_BY_NAME, TABLES, Table
 
 
 def connect(db_path: Path | str = paths.DATABASE) -> duckdb.DuckDBPyConnection:
@@ -40,12 +40,11 @@ def build_lock(db_path: Path):
         yield
 
 
-def insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    """Create `table` from the schema and fill it from `frame` (columns matched by name)."""
-    spec = TABLE_BY_NAME[table]
-    con.execute(spec.ddl())
-    con.register("incoming", frame.select(spec.column_names()).to_arrow())
-    con.execute(f"INSERT INTO {table} SELECT * FROM incoming")
+def insert(con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame) -> None:
+    """Create `table` from its schema and fill it from `frame` (columns matched by name)."""
+    con.execute(table.ddl())
+    con.register("incoming", frame.select(table.column_names()).to_arrow())
+    con.execute(f"INSERT INTO {table.name} SELECT * FROM incoming")
     con.unregister("incoming")
 
 
@@ -77,7 +76,7 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
                     "source_files": source_checksums(source),
                 }
                 for name, frame in tqdm(frames.items(), desc="write database", unit="table", disable=None):
-                    insert(con, name, frame)
+                    insert(con, TABLE_BY_NAME[name], frame)
                 counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in TABLES}
                 con.execute("CHECKPOINT")
             os.replace(tmp, db_path)
