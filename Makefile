@@ -1,0 +1,70 @@
+# CaLMQA analysis suite. `make help` lists the targets.
+# No .DELETE_ON_ERROR: every recipe writes its target atomically, and deleting the database after a
+# failed build is exactly what must not happen.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+MAKEFLAGS += --no-builtin-rules
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SETUP := $(VENV)/.setup-done
+RAW := data/raw/calmqa
+DATA_STAMP := $(RAW)/.verified
+DB ?= data/calmqa.duckdb
+SOURCE ?= $(RAW)
+VERIFY ?= yes
+
+# The database depends on the code that builds it; reports depend on all the package code.
+DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py release.py schema.py vocabulary.py)
+PACKAGE_CODE := $(wildcard analysis/*.py)
+ifeq ($(SOURCE),$(RAW))
+SOURCE_FILES := $(DATA_STAMP)
+else
+SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null)
+endif
+NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
+REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
+
+.PHONY: help setup data db figures test lab clean
+
+help: ## list the targets
+	@echo "CaLMQA analysis suite. Targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
+	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)"
+
+setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian), and the Jupyter kernel
+
+$(SETUP): pyproject.toml scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m ipykernel install --sys-prefix --name calmqa-analysis --display-name "Python (calmqa-analysis)" >/dev/null
+	touch $@
+
+data: $(DATA_STAMP) ## obtain the CaLMQA release into data/raw/calmqa and verify every checksum
+
+$(DATA_STAMP): data/calmqa-manifest.csv data/calmqa-languages.csv | $(SETUP)
+	$(PY) -m analysis fetch --dest $(RAW)
+	touch $@
+
+db: $(DB) ## build the DuckDB database (DB=path, SOURCE=release folder, VERIFY=no for your own files)
+
+$(DB): $(SOURCE_FILES) $(DB_CODE) | $(SETUP)
+	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
+
+figures: $(REPORTS) ## run every notebook: figures/<notebook>/ (PNG, SVG, CSV) and reports/<notebook>.html
+
+reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
+	$(PY) -m analysis run-notebook $* --db $(DB)
+
+test: $(SETUP) $(DATA_STAMP) ## set up, obtain the data and run the whole test suite
+	$(PY) -m pytest
+
+lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+clean: ## remove figures, reports and build outputs (keeps the data, the database and .venv)
+	rm -rf build reports $(filter-out figures/README.md,$(wildcard figures/*))

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs what pip cannot: R with the packages the statistics need, and fonts for every script of the
+# 23 languages. On Debian/Ubuntu it uses apt-get (as root, or through sudo); elsewhere it names what is
+# missing and stops, since R then comes from conda-forge (environment.yml) or CRAN.
+set -euo pipefail
+
+R_PACKAGES=(ordinal emmeans performance lme4 lmerTest)
+DEBIAN_PACKAGES=(r-base-core r-cran-ordinal r-cran-emmeans r-cran-performance r-cran-lme4 r-cran-lmertest
+                 fonts-noto-core fonts-noto-cjk)
+
+missing_r_packages() {
+  command -v Rscript >/dev/null 2>&1 || { echo "R ${R_PACKAGES[*]}"; return; }
+  Rscript --vanilla -e "p <- c($(printf '"%s",' "${R_PACKAGES[@]}" | sed 's/,$//')); \
+    m <- p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)]; cat(m)" 2>/dev/null
+}
+
+missing_fonts() {
+  command -v fc-list >/dev/null 2>&1 || { echo "fontconfig"; return; }
+  local fonts
+  fonts=$(fc-list : family)
+  grep -q "Noto Sans CJK" <<<"$fonts" || echo "Noto-CJK-fonts"
+  grep -q "Noto Sans Devanagari" <<<"$fonts" || echo "Noto-core-fonts"
+}
+
+missing="$(missing_r_packages) $(missing_fonts)"
+if [[ -z "${missing// /}" ]]; then
+  exit 0
+fi
+echo "System packages missing: ${missing}" >&2
+
+if command -v apt-get >/dev/null 2>&1; then
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || { echo "Run as root or install sudo to install: ${DEBIAN_PACKAGES[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "Installing with apt-get: ${DEBIAN_PACKAGES[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${DEBIAN_PACKAGES[@]}" >&2
+  missing="$(missing_r_packages)"
+  [[ -z "${missing// /}" ]] || { echo "Still missing after apt-get: ${missing}" >&2; exit 1; }
+  exit 0
+fi
+
+cat >&2 <<MSG
+This machine has no apt-get, so the set-up cannot install these itself. Install:
+  - R (4.2 or newer) with the R packages: ${R_PACKAGES[*]}
+      conda:  conda env create -f environment.yml   (r-base, r-ordinal, r-emmeans, r-performance, r-lme4, r-lmertest)
+      CRAN:   install.packages(c($(printf '"%s", ' "${R_PACKAGES[@]}" | sed 's/, $//')))
+  - Noto fonts covering CJK, Arabic, Devanagari and Hebrew (e.g. Noto Sans CJK, Noto Sans)
+then run make again.
+MSG
+exit 1

@@ -1,0 +1,86 @@
+import hashlib
+import shutil
+
+import duckdb
+import pytest
+
+from analysis import db, schema
+from analysis.errors import InputError
+from tiny_release import write_release
+
+
+def test_tables_and_counts(con):
+    counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
+              ("languages", "categories", "models", "questions", "answers", "ratings")}
+    assert counts["languages"] == 23 and counts["categories"] == 12 and counts["models"] == 8
+    assert counts["questions"] == 2644 and counts["ratings"] == 300
+    assert 21_000 < counts["answers"] < 23_000
+    by_type = dict(con.execute("SELECT question_type, count(*) FROM questions GROUP BY 1").fetchall())
+    assert by_type == {"specific": 1471, "agnostic": 1173}
+    assert con.execute("SELECT count(DISTINCT question_id) FROM ratings").fetchone()[0] == 100
+
+
+def test_schema_matches_the_documentation(con):
+    for table in schema.TABLES:
+        columns = [r[0] for r in con.execute(f"DESCRIBE {table.name}").fetchall()]
+        assert columns == table.column_names(), table.name
+
+
+def test_resource_levels(con):
+    levels = dict(con.execute("SELECT resource_level, count(*) FROM languages GROUP BY 1").fetchall())
+    assert levels == {"high": 11, "low": 12}
+
+
+def test_one_model_vocabulary(con):
+    models = {r[0] for r in con.execute("SELECT model FROM models").fetchall()}
+    assert {r[0] for r in con.execute("SELECT DISTINCT model FROM answers WHERE NOT is_human").fetchall()} == models
+    assert {r[0] for r in con.execute("SELECT DISTINCT model FROM ratings").fetchall()} <= models
+    assert con.execute("SELECT count(*) FROM answers WHERE is_human AND model IS NOT NULL").fetchone()[0] == 0
+
+
+def test_every_answer_and_rating_points_at_a_question(con):
+    assert con.execute("SELECT count(*) FROM answers a ANTI JOIN questions q USING (question_id)").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM ratings r ANTI JOIN questions q USING (question_id)").fetchone()[0] == 0
+
+
+def test_notebooks_can_only_read(database):
+    with db.connect(database) as con, pytest.raises(duckdb.Error):
+        con.execute("CREATE TABLE scratch (x INTEGER)")
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_failed_build_leaves_the_previous_database_byte_identical(tmp_path, release_folder, database):
+    target = tmp_path / "calmqa.duckdb"
+    shutil.copy(database, target)
+    before = _digest(target)
+    corrupted = tmp_path / "corrupted"
+    shutil.copytree(release_folder, corrupted)
+    victim = sorted((corrupted / "datasets").iterdir())[3]
+    victim.write_bytes(victim.read_bytes()[:-200])
+    with pytest.raises(InputError) as info:
+        db.build(corrupted, target)
+    assert victim.name in str(info.value)
+    assert _digest(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["calmqa.duckdb", "calmqa.duckdb.lock"]
+
+
+def test_unverified_build_of_own_files(tmp_path):
+    source = write_release(tmp_path / "release")
+    with pytest.raises(InputError, match="checksum mismatch"):
+        db.build(source, tmp_path / "own.duckdb")
+    counts = db.build(source, tmp_path / "own.duckdb", verify=False)
+    assert counts["questions"] == 4 and counts["ratings"] == 1
+
+
+def test_two_builds_give_identical_tables(tmp_path):
+    source = write_release(tmp_path / "release")
+    first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    db.build(source, first, verify=False)
+    db.build(source, second, verify=False)
+    with db.connect(first) as a, db.connect(second) as b:
+        for table in schema.TABLES:
+            query = f"SELECT * FROM {table.name} ORDER BY ALL"
+            assert a.execute(query).fetchall() == b.execute(query).fetchall(), table.name

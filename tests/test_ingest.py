@@ -1,0 +1,141 @@
+import gzip
+import json
+
+import polars as pl
+import pytest
+
+from analysis import ingest
+from analysis.errors import InputError
+from tiny_release import rating_row, write_ratings, write_release
+
+
+@pytest.fixture(scope="module")
+def snapshot(release_folder):
+    return ingest.read_release(release_folder, progress=False)
+
+
+def test_snapshot_counts(snapshot):
+    q = snapshot.questions
+    assert q.height == 2644
+    assert dict(q.group_by("question_type").len().iter_rows()) == {"specific": 1471, "agnostic": 1173}
+    assert q["language"].n_unique() == 23
+    assert snapshot.categories.height == 12
+    assert 21_000 < snapshot.answers.height < 23_000
+    assert snapshot.ratings.height == 300
+    assert snapshot.ratings["question_id"].n_unique() == 100
+    assert q.filter(pl.col("human_evaluated")).height == 100
+
+
+def test_snapshot_keys_and_vocabulary(snapshot):
+    q, a, r = snapshot.questions, snapshot.answers, snapshot.ratings
+    assert q["question_id"].is_unique().all() and a["answer_id"].is_unique().all()
+    assert q.select("name", "language").is_unique().all()
+    assert set(a.filter(~pl.col("is_human"))["model"]) == set(snapshot.models["model"])
+    assert set(r["model"]) <= set(snapshot.models["model"])
+    assert a.filter(pl.col("is_human"))["model"].null_count() == a.filter(pl.col("is_human")).height
+    # every rating is linked to the answer of the same model and question
+    answer_keys = a.select("answer_id", pl.col("question_id").alias("answer_question_id"),
+                           pl.col("model").alias("answer_model"))
+    linked = r.join(answer_keys, on="answer_id")
+    assert linked.height == 300
+    assert (linked["question_id"] == linked["answer_question_id"]).all()
+    assert (linked["model"] == linked["answer_model"]).all()
+
+
+def test_agnostic_questions_take_the_english_category(snapshot):
+    agnostic = snapshot.questions.filter(pl.col("question_type") == "agnostic")
+    assert agnostic["category"].null_count() == 0
+    per_name = agnostic.group_by("name").agg(pl.col("category").n_unique())
+    assert (per_name["category"] == 1).all()
+
+
+def test_text_and_bytes(snapshot):
+    q = snapshot.questions
+    assert (q["n_bytes"] == q["text"].str.len_bytes()).all()
+    german = q.filter((pl.col("name") == "non_cultural:0") & (pl.col("language") == "German")).row(0, named=True)
+    assert german["text"] == "Warum werden Flugzeuge von vorne nach hinten bestuhlt?"
+    assert german["text_en"] == "Why are airplanes boarded front to back?"
+
+
+def test_tiny_release_gz_and_plain_json_agree(tmp_path):
+    a = ingest.read_release(write_release(tmp_path / "gz"), progress=False)
+    b = ingest.read_release(write_release(tmp_path / "plain", gzip_files=False), progress=False)
+    for table in ("questions", "answers", "ratings"):
+        assert getattr(a, table).equals(getattr(b, table))
+    assert a.questions.height == 4
+    human = a.answers.filter(pl.col("is_human"))
+    assert human.height == 2 and human["model"].null_count() == 2
+    assert a.answers.filter(pl.col("text") == "").height == 2  # empty answers are kept, not dropped
+    rating = a.ratings.row(0, named=True)
+    assert (rating["language"], rating["question_type"], rating["model"]) == ("German", "specific", "claude-3-opus")
+
+
+def _problems(folder) -> str:
+    with pytest.raises(InputError) as info:
+        ingest.read_release(folder, progress=False)
+    return str(info.value)
+
+
+def test_invalid_json_names_file_and_line(tmp_path):
+    folder = write_release(tmp_path, gzip_files=False)
+    path = folder / "datasets" / "dataset-specific-german.json"
+    path.write_text('{"entries": [\n{"question": }', encoding="utf-8")
+    message = _problems(folder)
+    assert "dataset-specific-german.json" in message and "line 2" in message and "invalid JSON" in message
+
+
+def test_truncated_gzip_names_file(tmp_path):
+    folder = write_release(tmp_path)
+    path = folder / "datasets" / "dataset-agnostic-german.json.gz"
+    path.write_bytes(path.read_bytes()[:30])
+    message = _problems(folder)
+    assert "dataset-agnostic-german.json.gz" in message and "cannot be read" in message
+
+
+def test_unknown_model_and_duplicate_question_are_reported_together(tmp_path):
+    folder = write_release(tmp_path, gzip_files=False)
+    path = folder / "datasets" / "dataset-specific-german.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["entries"][0]["answers"][1]["prompting_state"]["model_name"] = "Mystery 9000"
+    data["entries"][1]["question"]["name"] = "german:0"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    message = _problems(folder)
+    assert "2 problems" in message
+    assert "entry 0 (german:0), answer 1" in message and "unknown model 'Mystery 9000'" in message
+    assert "entry 1 (german:0)" in message and "duplicate question name" in message
+
+
+def test_unknown_language_file(tmp_path):
+    folder = write_release(tmp_path)
+    (folder / "datasets" / "dataset-specific-klingon.json.gz").write_bytes(gzip.compress(b'{"entries": []}'))
+    assert "unknown language 'klingon'" in _problems(folder)
+
+
+def test_unmatched_rating_names_the_row(tmp_path):
+    folder = write_release(tmp_path)
+    write_ratings(folder, [rating_row(), rating_row(annotation_id="8", question="Eine Frage, die es nicht gibt")])
+    message = _problems(folder)
+    assert "all_ratings.csv, line 3 (annotation_id 8), field 'question'" in message
+    assert "matches 0 specific German questions" in message
+
+
+def test_rating_values_are_checked(tmp_path):
+    folder = write_release(tmp_path)
+    write_ratings(folder, [rating_row(rating="6", model="gpt5", language="xx")])
+    message = _problems(folder)
+    assert "field 'rating'" in message and "field 'model'" in message and "field 'language'" in message
+
+
+def test_ratings_csv_with_missing_column(tmp_path):
+    folder = write_release(tmp_path)
+    text = (folder / "all_ratings.csv").read_text(encoding="utf-8").replace("omissions,", "", 1)
+    (folder / "all_ratings.csv").write_text(text, encoding="utf-8")
+    message = _problems(folder)
+    assert "all_ratings.csv, line 1 (header)" in message and "missing column(s) 'omissions'" in message
+
+
+def test_fijian_code_in_ratings(tmp_path):
+    folder = write_release(tmp_path)
+    write_ratings(folder, [rating_row(language="fi")])
+    # `fi` means Fijian in the annotation tool, so a German question does not match it
+    assert "matches 0 specific Fijian questions" in _problems(folder)

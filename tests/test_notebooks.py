@@ -1,0 +1,52 @@
+import json
+import re
+
+import polars as pl
+import pytest
+
+from analysis import overview, paths, report
+from analysis.errors import NotebookFailed
+
+NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_stored_clean_and_parameterized(notebook):
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "stored with outputs"
+    assert nb["metadata"]["kernelspec"]["name"] == paths.KERNEL_NAME
+    tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1
+    source = "".join(tagged[0]["source"])
+    assert "db_path" in source and "output_dir" in source
+    # plain values only: Papermill does not recompute expressions when it injects parameters
+    assert not re.search(r"\w\(", source)
+
+
+def test_dataset_overview_end_to_end(database, tmp_path, con):
+    html = report.run_notebook("01_dataset_overview", db_path=database, figures_root=tmp_path / "figures",
+                               reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+    out = tmp_path / "figures" / "01_dataset_overview"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "figure5_specific_categories.csv", "figure5_specific_categories.png", "figure5_specific_categories.svg",
+        "table4_question_lengths.csv",
+    ]
+    assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
+    assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.specific_category_counts(con))
+    page = html.read_text(encoding="utf-8")
+    assert "2,644 questions" in page
+    assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page), "the report loads from the network"
+    assert page.count("window.vegaEmbed=") == 1
+
+
+def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
+    with pytest.raises(NotebookFailed) as info:
+        report.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb",
+                            figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
+                            build_root=tmp_path / "build")
+    message = str(info.value)
+    assert "01_dataset_overview.ipynb failed in code cell" in message and "FileNotFoundError" in message
+    assert (tmp_path / "build" / "executed" / "01_dataset_overview.ipynb").is_file()
+    assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()
+    assert not (tmp_path / "figures" / "01_dataset_overview").exists()
