@@ -210,6 +210,10 @@ def read_dataset_file(path: Path, question_type: str, language: str, problems: P
             parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems)
             if parsed is None:
                 continue
+            if not parsed["name"].startswith(f"{name}:"):
+                problems.add(path, f"{record}, answer {a_index} ({parsed['name']})", "name",
+                             f"names another question; an answer to {name} is named {name}:...")
+                continue
             if parsed["name"] in seen_answers:
                 problems.add(path, f"{record}, answer {a_index} ({parsed['name']})", "name", "duplicate answer name")
                 continue
