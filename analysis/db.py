@@ -63,6 +63,9 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
     db_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with build_lock(db_path):
+        # A build killed mid-way leaves its temporary file behind; holding the lock, no other build owns one.
+        for stale in db_path.parent.glob(f".{db_path.name}.tmp-*"):
+            stale.unlink()
         if verify:
             release.verify(source)
         data = ingest.read_release(source)

@@ -1,4 +1,9 @@
 import hashlib
+import json
+import signal
+import subprocess
+import sys
+import time
 import shutil
 
 import duckdb
@@ -84,3 +89,31 @@ def test_two_builds_give_identical_tables(tmp_path):
         for table in schema.TABLES:
             query = f"SELECT * FROM {table.name} ORDER BY ALL"
             assert a.execute(query).fetchall() == b.execute(query).fetchall(), table.name
+
+
+def test_killed_build_leaves_the_previous_database_byte_identical(tmp_path, release_folder, database):
+    target = tmp_path / "calmqa.duckdb"
+    shutil.copy(database, target)
+    before = _digest(target)
+    code = f"from analysis import db; db.build({str(release_folder)!r}, {str(target)!r})"
+    process = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".calmqa.duckdb.tmp-*")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert _digest(target) == before
+    # the next build clears what the killed one left behind and succeeds
+    db.build(release_folder, target)
+    assert not list(tmp_path.glob(".calmqa.duckdb.tmp-*"))
+
+
+def test_a_ten_megabyte_answer(tmp_path):
+    source = write_release(tmp_path / "release", gzip_files=False)
+    path = source / "datasets" / "dataset-specific-german.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["entries"][0]["answers"][1]["translations"]["German"]["text"] = "Wort " * 2_000_000
+    path.write_text(json.dumps(data), encoding="utf-8")
+    db.build(source, tmp_path / "big.duckdb", verify=False)
+    with db.connect(tmp_path / "big.duckdb") as con:
+        assert con.execute("SELECT max(n_bytes) FROM answers").fetchone()[0] == 10_000_000
