@@ -17,7 +17,8 @@ SOURCE ?= $(RAW)
 VERIFY ?= yes
 
 # The database depends on the code that builds it; reports depend on all the package code.
-DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py release.py schema.py vocabulary.py)
+DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py nativqa.py release.py schema.py vocabulary.py) \
+           $(wildcard data/nativqa/*.csv)
 PACKAGE_CODE := $(wildcard analysis/*.py)
 ifeq ($(SOURCE),$(RAW))
 SOURCE_FILES := $(DATA_STAMP)

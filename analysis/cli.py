@@ -30,6 +30,17 @@ def _run_notebook(args) -> None:
     report.run_notebook(args.name, db_path=Path(args.db))
 
 
+def _import(args) -> None:
+    from . import imports
+
+    if args.kind == "answers":
+        print(imports.import_answers(Path(args.file), Path(args.db)))
+    elif args.kind == "metrics":
+        print(imports.import_metrics(Path(args.file), Path(args.db), verification=args.verification))
+    else:
+        print(imports.import_questions(Path(args.file), Path(args.db)))
+
+
 def _schema(args) -> None:
     from . import schema
 
@@ -57,6 +68,18 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("name", help="notebook name without .ipynb, e.g. 01_dataset_overview")
     run.add_argument("--db", default=str(paths.DATABASE))
     run.set_defaults(func=_run_notebook)
+
+    for kind, text in (("answers", "a model's answers (CSV/JSONL: question, language, model, answer; or release JSON)"),
+                       ("metrics", "per-answer metrics (CSV/JSONL: answer or question+language+model; "
+                                   "n_claims, n_supported, relevant; or VeriScore's output with --verification)"),
+                       ("questions", "questions of the public dataset's export (language, question_type, question, "
+                                     "question_english, answer, collection)")):
+        sub = commands.add_parser(f"import-{kind}", help=f"import {text}")
+        sub.add_argument("file")
+        sub.add_argument("--db", default=str(paths.DATABASE))
+        if kind == "metrics":
+            sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
+        sub.set_defaults(func=_import, kind=kind)
 
     commands.add_parser("schema", help="print the database schema as Markdown").set_defaults(func=_schema)
 

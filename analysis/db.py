@@ -8,6 +8,7 @@ keeps two builds of the same database from running at once.
 import contextlib
 import fcntl
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -16,8 +17,8 @@ import duckdb
 import polars as pl
 from tqdm import tqdm
 
-from . import ingest, paths, release
-from .schema import TABLE_BY_NAME, TABLES, Table
+from . import ingest, nativqa, paths, release
+from .schema import TABLES, Table, all_tables
 
 
 def connect(db_path: Path | str = paths.DATABASE) -> duckdb.DuckDBPyConnection:
@@ -57,8 +58,32 @@ def source_checksums(folder: Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"file": pl.String, "sha256": pl.String, "bytes": pl.Int64})
 
 
-def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DATABASE, verify: bool = True) -> dict:
-    """Build the database at `db_path` from the release folder `source`; returns the row count per table."""
+@contextlib.contextmanager
+def modify(db_path: Path | str = paths.DATABASE):
+    """A read-write connection to a copy of the database that replaces it only if the block succeeds.
+
+    An import that fails, or is killed, leaves the database byte-identical.
+    """
+    db_path = Path(db_path)
+    if not db_path.is_file():
+        raise FileNotFoundError(f"no database at {db_path}: build it with `make db`")
+    with build_lock(db_path):
+        tmp = db_path.with_name(f".{db_path.name}.tmp-{os.getpid()}")
+        try:
+            shutil.copyfile(db_path, tmp)
+            with duckdb.connect(str(tmp)) as con:
+                yield con
+                con.execute("CHECKPOINT")
+            os.replace(tmp, db_path)
+        finally:
+            tmp.unlink(missing_ok=True)
+            tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+
+
+def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DATABASE, verify: bool = True,
+          nativqa_folder: Path | str = paths.NATIVQA) -> dict:
+    """Build the database at `db_path` from the CaLMQA release folder `source` and the NativQA tables of
+    `nativqa_folder`; returns the row count per table."""
     source, db_path = Path(source), Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -78,9 +103,13 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
                     "questions": data.questions, "answers": data.answers, "ratings": data.ratings,
                     "source_files": source_checksums(source),
                 }
-                for name, frame in tqdm(frames.items(), desc="write database", unit="table", disable=None):
-                    insert(con, TABLE_BY_NAME[name], frame)
-                counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in TABLES}
+                for table in tqdm(TABLES, desc="write database", unit="table", disable=None):
+                    if table.name in frames:
+                        insert(con, table, frames[table.name])
+                    else:
+                        con.execute(table.ddl())  # filled later, by imports
+                nativqa.write_tables(con, nativqa_folder)
+                counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in all_tables()}
                 con.execute("CHECKPOINT")
             os.replace(tmp, db_path)
         finally:

@@ -153,8 +153,13 @@ def _translation_text(translations, language: str, path: Path, record: str, prob
     return entry["text"]
 
 
-def read_dataset_file(path: Path, question_type: str, language: str, problems: Problems) -> tuple[list, list]:
-    """The questions and answers of one dataset file, as lists of dicts."""
+def read_dataset_file(path: Path, question_type: str, language: str, problems: Problems,
+                      new_models: bool = False) -> tuple[list, list]:
+    """The questions and answers of one dataset file, as lists of dicts.
+
+    With `new_models`, an answer of a model the vocabulary does not know gets the key `model_key(name)`
+    (an import of a new model's answers); otherwise it is an error.
+    """
     data = read_json(path, problems)
     if data is None:
         return [], []
@@ -207,7 +212,7 @@ def read_dataset_file(path: Path, question_type: str, language: str, problems: P
             "url": question.get("url"),
         })
         for a_index, answer in enumerate(entry.get("answers") or []):
-            parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems)
+            parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems, new_models)
             if parsed is None:
                 continue
             if not parsed["name"].startswith(f"{name}:"):
@@ -224,7 +229,12 @@ def read_dataset_file(path: Path, question_type: str, language: str, problems: P
     return questions, answers
 
 
-def _read_answer(answer, path: Path, record: str, problems: Problems) -> dict | None:
+def model_key(name: str) -> str:
+    """A canonical key for a model the vocabulary does not know: `My Model 2 (vLLM)` -> `my-model-2-vllm`."""
+    return re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-")
+
+
+def _read_answer(answer, path: Path, record: str, problems: Problems, new_models: bool = False) -> dict | None:
     if not isinstance(answer, dict) or not isinstance(answer.get("name"), str):
         problems.add(path, record, "name", "missing; every answer needs a name")
         return None
@@ -242,6 +252,8 @@ def _read_answer(answer, path: Path, record: str, problems: Problems) -> dict | 
         model, is_human, is_dot_points = None, True, vocab.HUMAN_RELEASE_NAMES[release_name]
     elif release_name in vocab.MODEL_BY_RELEASE_NAME:
         model, is_human, is_dot_points = vocab.MODEL_BY_RELEASE_NAME[release_name].model, False, False
+    elif new_models and isinstance(release_name, str) and model_key(release_name):
+        model, is_human, is_dot_points = model_key(release_name), False, False
     else:
         known = ", ".join(sorted([*vocab.MODEL_BY_RELEASE_NAME, *vocab.HUMAN_RELEASE_NAMES]))
         problems.add(path, record, "prompting_state.model_name", f"unknown model {release_name!r}; known: {known}")

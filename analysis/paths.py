@@ -9,6 +9,7 @@ MANIFEST = DATA / "calmqa-manifest.csv"
 # languages.csv is the paper's Table 10 transcribed, not an upstream file, so the project keeps its own copy.
 LANGUAGES_CSV = DATA / "calmqa-languages.csv"
 DATABASE = DATA / "calmqa.duckdb"
+NATIVQA = DATA / "nativqa"
 NOTEBOOKS = ROOT / "notebooks"
 FIGURES = ROOT / "figures"
 REPORTS = ROOT / "reports"

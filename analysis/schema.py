@@ -103,6 +103,13 @@ TABLES = (
         C("language_correct", "VARCHAR", "is the answer in the question's language: `yes`, `partially`, `no`", "NOT NULL"),
         C("answer_text", "VARCHAR", "the answer text that was rated (not always the release's text)"),
     ), ("rating_id",)),
+    Table("answer_metrics", "Per-answer metrics imported from external pipelines (`make import-metrics`).", (
+        C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL"),
+        C("n_claims", "INTEGER", "verifiable claims extracted from the answer (e.g. by VeriScore)"),
+        C("n_supported", "INTEGER", "claims judged supported by the evidence"),
+        C("relevant", "BOOLEAN", "a judge found the answer relevant to the question"),
+        C("source", "VARCHAR", "name of the file the metrics were imported from"),
+    ), ("answer_id",)),
     Table("source_files", "The input files the database was built from, with their checksums.", (
         C("file", "VARCHAR", "path inside the source folder", "NOT NULL"),
         C("sha256", "VARCHAR", "sha256 of the uncompressed content", "NOT NULL"),
@@ -112,10 +119,17 @@ TABLES = (
 TABLE_BY_NAME = {t.name: t for t in TABLES}
 
 
+def all_tables() -> tuple[Table, ...]:
+    """Every table of the database: the release's, then those of the modules that add their own."""
+    from . import nativqa
+
+    return TABLES + nativqa.TABLES
+
+
 def markdown() -> str:
     """The README's documentation of every table."""
     parts = []
-    for table in TABLES:
+    for table in all_tables():
         rows = "\n".join(f"| `{c.name}` | {c.type} | {c.meaning} |" for c in table.columns)
         parts.append(f"#### `{table.name}`\n{table.meaning}\n\n| column | type | meaning |\n|---|---|---|\n{rows}\n")
     return "\n".join(parts)
