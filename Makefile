@@ -28,7 +28,7 @@ endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
 
-.PHONY: help setup data db figures test lab clean
+.PHONY: help setup data db figures import-answers import-metrics import-questions test lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -60,6 +60,15 @@ figures: $(REPORTS) ## run every notebook: figures/<notebook>/ (PNG, SVG, CSV) a
 
 reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
 	$(PY) -m analysis run-notebook $* --db $(DB)
+
+import-answers: | $(SETUP) ## add a model's answers: FILE=answers.csv|.jsonl|dataset-*.json [DB=]
+	$(PY) -m analysis import-answers $(FILE) --db $(DB)
+
+import-metrics: | $(SETUP) ## add per-answer metrics: FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
+	$(PY) -m analysis import-metrics $(FILE) --db $(DB) $(if $(VERIFICATION),--verification $(VERIFICATION))
+
+import-questions: | $(SETUP) ## add questions of the public dataset's export: FILE=questions.csv|.jsonl [DB=]
+	$(PY) -m analysis import-questions $(FILE) --db $(DB)
 
 test: $(SETUP) $(DATA_STAMP) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
