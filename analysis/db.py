@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
-from tqdm import tqdm
 
 from . import ingest, nativqa, paths, release
-from .schema import TABLES, Table, all_tables
+from .errors import Problems
+from .schema import TABLE_BY_NAME, TABLES, Table, all_tables
 
 
 def connect(db_path: Path | str = paths.DATABASE) -> duckdb.DuckDBPyConnection:
@@ -80,8 +80,79 @@ def modify(db_path: Path | str = paths.DATABASE):
             tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
 
 
+BUILD_MEMORY_LIMIT = "1GB"
+
+# Question ids follow language, type (specific first) and the number in the upstream name; answer ids
+# follow their question, human reference answers first, then models by key.
+QUESTIONS_SQL = """
+INSERT INTO questions
+SELECT row_number() OVER (ORDER BY r.language, r.question_type DESC, r.name_index, r.name) AS question_id,
+       r.name, r.language, r.question_type, 'human', r.source, r.collector,
+       CASE WHEN r.question_type = 'agnostic' THEN english.category ELSE r.category END,
+       r.text, coalesce(r.text_en, CASE WHEN r.language = 'English' THEN r.text END), strlen(r.text),
+       FALSE, r.upstream_human_evaluated, r.url
+FROM raw_questions r
+LEFT JOIN (SELECT name, category FROM raw_questions WHERE question_type = 'agnostic' AND language = 'English') english
+       ON r.question_type = 'agnostic' AND english.name = r.name
+"""
+ANSWERS_SQL = """
+INSERT INTO answers
+SELECT row_number() OVER (ORDER BY q.question_id, a.is_human DESC, a.model NULLS LAST, a.name) AS answer_id,
+       q.question_id, a.name, a.model, a.model_version, a.is_human, a.is_dot_points, a.language, a.text,
+       a.text_en, strlen(a.text)
+FROM raw_answers a
+JOIN questions q ON q.name = a.question_name AND q.language = a.question_language
+"""
+MODEL_VERSIONS_SQL = """
+SELECT model, string_agg(DISTINCT model_version, ', ' ORDER BY model_version) AS version
+FROM answers WHERE NOT is_human GROUP BY model
+"""
+
+
+def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | None = True) -> None:
+    """Create the release's tables in `con` from the folder `source`, one dataset file at a time.
+
+    Every problem of every file is collected first; `InputError` lists them all.
+    """
+    problems = Problems()
+    languages, categories = ingest.read_metadata(source, problems)
+    insert(con, TABLE_BY_NAME["languages"], languages)
+    insert(con, TABLE_BY_NAME["categories"], categories)
+    first = True
+    for questions, answers in ingest.read_datasets(source, languages, problems, progress):
+        for name, frame in (("raw_questions", questions), ("raw_answers", answers)):
+            con.register("incoming", frame.to_arrow())
+            con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM incoming" if first
+                        else f"INSERT INTO {name} SELECT * FROM incoming")
+            con.unregister("incoming")
+        first = False
+    problems.raise_if_any()
+    con.execute(TABLE_BY_NAME["questions"].ddl())
+    con.execute(QUESTIONS_SQL)
+    for name, language, category in con.execute(
+            "SELECT name, language, category FROM questions WHERE category NOT IN (SELECT category FROM categories) "
+            "ORDER BY question_id").fetchall():
+        problems.add(source / "datasets", f"question {name} ({language})", "question.category",
+                     f"unknown category {category!r}: not in categories-metadata.csv")
+    problems.raise_if_any()
+    con.execute(TABLE_BY_NAME["answers"].ddl())
+    con.execute(ANSWERS_SQL)
+    con.execute("DROP TABLE raw_questions; DROP TABLE raw_answers")
+    versions = con.sql(MODEL_VERSIONS_SQL).pl()
+    insert(con, TABLE_BY_NAME["models"],
+           ingest.model_table().join(versions, on="model", how="inner", maintain_order="left"))
+    ratings = ingest.read_ratings(
+        source / "all_ratings.csv",
+        con.sql("SELECT question_id, language, question_type, text FROM questions").pl(),
+        con.sql("SELECT answer_id, question_id, model, is_human FROM answers WHERE NOT is_human").pl(),
+        languages, problems)
+    problems.raise_if_any()
+    insert(con, TABLE_BY_NAME["ratings"], ratings)
+    con.execute("UPDATE questions SET human_evaluated = question_id IN (SELECT question_id FROM ratings)")
+
+
 def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DATABASE, verify: bool = True,
-          nativqa_folder: Path | str = paths.NATIVQA) -> dict:
+          nativqa_folder: Path | str = paths.NATIVQA, progress: bool | None = True) -> dict:
     """Build the database at `db_path` from the CaLMQA release folder `source` and the NativQA tables of
     `nativqa_folder`; returns the row count per table."""
     source, db_path = Path(source), Path(db_path)
@@ -93,20 +164,14 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
             stale.unlink()
         if verify:
             release.verify(source)
-        data = ingest.read_release(source)
         tmp = db_path.with_name(f".{db_path.name}.tmp-{os.getpid()}")
-        tmp.unlink(missing_ok=True)
         try:
-            with duckdb.connect(str(tmp)) as con:
-                frames = {
-                    "languages": data.languages, "categories": data.categories, "models": data.models,
-                    "questions": data.questions, "answers": data.answers, "ratings": data.ratings,
-                    "source_files": source_checksums(source),
-                }
-                for table in tqdm(TABLES, desc="write database", unit="table", disable=None):
-                    if table.name in frames:
-                        insert(con, table, frames[table.name])
-                    else:
+            # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool.
+            with duckdb.connect(str(tmp), config={"memory_limit": BUILD_MEMORY_LIMIT}) as con:
+                load_release(con, source, progress)
+                insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))
+                for table in TABLES:
+                    if not _exists(con, table.name):
                         con.execute(table.ddl())  # filled later, by imports
                 nativqa.write_tables(con, nativqa_folder)
                 counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in all_tables()}
@@ -117,3 +182,7 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
             tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
     counts["seconds"] = round(time.monotonic() - started, 1)
     return counts
+
+
+def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchall()[0][0])

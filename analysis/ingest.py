@@ -11,7 +11,7 @@ import io
 import json
 import re
 import zlib
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -27,16 +27,6 @@ LANGUAGE_COLUMNS = ("language", "iso_code", "resource_level", "family", "branch"
 CATEGORY_COLUMNS = ("Category", "Description", "Example", "Example 2", "Example 3")
 RATING_COLUMNS = ("annotation_id", "annotator", "answer", "model", "factuality", "language_correct",
                   "omissions", "overall-rating", "rating", "type", "question", "language")
-
-
-@dataclass
-class Release:
-    languages: pl.DataFrame
-    categories: pl.DataFrame
-    models: pl.DataFrame
-    questions: pl.DataFrame
-    answers: pl.DataFrame
-    ratings: pl.DataFrame
 
 
 def normalise_whitespace(text: str) -> str:
@@ -378,94 +368,43 @@ def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str
     return found
 
 
-def read_release(folder: Path, progress: bool | None = None) -> Release:
-    """Every table of the release in `folder`. Raises `InputError` listing every problem found."""
-    folder = Path(folder)
-    problems = Problems()
+def read_metadata(folder: Path, problems: Problems) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """languages.csv and categories-metadata.csv of a release folder; raises if anything is missing or wrong."""
     for name in ("languages.csv", "categories-metadata.csv", "all_ratings.csv"):
         if not (folder / name).is_file():
             problems.add(folder / name, None, None, "missing from the release folder")
     problems.raise_if_any()
-
     languages = read_languages(folder / "languages.csv", problems)
     categories = read_categories(folder / "categories-metadata.csv", problems)
     problems.raise_if_any()
-    language_by_key = {name.lower(): name for name in languages["language"]}
+    return languages, categories
 
-    questions, answers = [], []
+
+def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems,
+                  progress: bool | None = None) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """(questions, answers) of each dataset file in turn, so that a large release is never in memory whole.
+
+    Questions carry `name_index` (the number of their name) for ordering; answers carry the name and
+    language of their question. Keys and cross-file rules are the database build's job.
+    """
+    language_by_key = {name.lower(): name for name in languages["language"]}
     files = dataset_files(folder, problems)
-    for path, question_type, key in tqdm(files, desc="read datasets", unit="file", disable=progress is False or None):
+    for path, question_type, key in tqdm(files, desc="read datasets", unit="file", disable=None if progress else True):
         language = language_by_key.get(key)
         if language is None:
             problems.add(path, None, None, f"unknown language {key!r}: not in languages.csv")
             continue
-        q, a = read_dataset_file(path, question_type, language, problems)
-        questions += q
-        answers += a
-    problems.raise_if_any()
-
-    questions_df = _finish_questions(pl.DataFrame(questions, schema=QUESTION_SCHEMA), categories, folder, problems)
-    answers_df = _finish_answers(pl.DataFrame(answers, schema=ANSWER_SCHEMA), questions_df, folder, problems)
-    problems.raise_if_any()
-    ratings = read_ratings(folder / "all_ratings.csv", questions_df, answers_df, languages, problems)
-    problems.raise_if_any()
-    rated = set(ratings["question_id"])
-    questions_df = questions_df.with_columns(human_evaluated=pl.col("question_id").is_in(list(rated)))
-    return Release(languages, categories, _models(answers_df), questions_df, answers_df, ratings)
-
-
-def _finish_questions(questions: pl.DataFrame, categories: pl.DataFrame, folder: Path, problems: Problems) -> pl.DataFrame:
-    # Only the English file carries the category of an agnostic question; every translation takes it.
-    english_category = questions.filter(
-        (pl.col("question_type") == "agnostic") & (pl.col("language") == "English")
-    ).select("name", pl.col("category").alias("english_category"))
-    questions = (
-        questions.join(english_category, on="name", how="left")
-        .with_columns(
-            category=pl.when(pl.col("question_type") == "agnostic").then(pl.col("english_category"))
-            .otherwise(pl.col("category")),
-            text_en=pl.col("text_en").fill_null(pl.when(pl.col("language") == "English").then(pl.col("text"))),
-            collection=pl.lit("human"),
-            n_bytes=pl.col("text").str.len_bytes().cast(pl.Int64),
-            index=pl.col("name").map_elements(question_index, return_dtype=pl.Int64),
+        questions, answers = read_dataset_file(path, question_type, language, problems)
+        yield (
+            pl.DataFrame(questions, schema=QUESTION_SCHEMA).with_columns(
+                name_index=pl.col("name").map_elements(question_index, return_dtype=pl.Int64)),
+            pl.DataFrame(answers, schema=ANSWER_SCHEMA),
         )
-        .drop("english_category")
-        .sort("language", "question_type", "index", "name", descending=[False, True, False, False])
-        .with_row_index("question_id", offset=1)
-        .with_columns(pl.col("question_id").cast(pl.Int64))
-        .drop("index")
-    )
-    known = set(categories["category"])
-    for name, language, category in questions.select("name", "language", "category").iter_rows():
-        if category is not None and category not in known:
-            problems.add(folder / "datasets", f"question {name} ({language})", "question.category",
-                         f"unknown category {category!r}: not in categories-metadata.csv")
-    return questions
 
 
-def _finish_answers(answers: pl.DataFrame, questions: pl.DataFrame, folder: Path, problems: Problems) -> pl.DataFrame:
-    keys = questions.select("question_id", pl.col("name").alias("question_name"),
-                            pl.col("language").alias("question_language"))
-    answers = answers.join(keys, on=["question_name", "question_language"], how="left")
-    for name, language in answers.filter(pl.col("question_id").is_null()).select("name", "question_language").iter_rows():
-        problems.add(folder / "datasets", f"answer {name}", "name", f"its question is not in the {language} files")
-    return (
-        answers.with_columns(n_bytes=pl.col("text").str.len_bytes().cast(pl.Int64))
-        .sort("question_id", "is_human", "model", "name", descending=[False, True, False, False], nulls_last=True)
-        .with_row_index("answer_id", offset=1)
-        .with_columns(pl.col("answer_id").cast(pl.Int64))
-        .drop("question_name", "question_language")
-    )
-
-
-def _models(answers: pl.DataFrame) -> pl.DataFrame:
-    versions = (
-        answers.filter(~pl.col("is_human"))
-        .group_by("model")
-        .agg(pl.col("model_version").drop_nulls().unique().sort().str.join(", ").alias("version"))
-    )
-    table = pl.DataFrame(
+def model_table() -> pl.DataFrame:
+    """The vocabulary's models (without versions, which come from the answers)."""
+    return pl.DataFrame(
         [{"model": m.model, "display_name": m.display_name, "provider": m.provider, "weights": m.weights,
           "release_name": m.release_name} for m in vocab.MODELS]
     )
-    return table.join(versions, on="model", how="inner", maintain_order="left")

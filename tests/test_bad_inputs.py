@@ -119,7 +119,7 @@ def test_bad_input_is_refused_and_the_database_kept(case, tmp_path, good_databas
     target.write_bytes(good_database.read_bytes())
     before = hashlib.sha256(target.read_bytes()).hexdigest()
     with pytest.raises(InputError) as info:
-        db.build(folder, target, verify=False)
+        db.build(folder, target, verify=False, progress=False)
     message = str(info.value)
     for fragment in expected:
         assert fragment in message, f"{fragment!r} not in:\n{message}"

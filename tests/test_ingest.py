@@ -4,34 +4,34 @@ import json
 import polars as pl
 import pytest
 
-from analysis import ingest
+from analysis import db
 from analysis.errors import InputError
 from tiny_release import rating_row, write_ratings, write_release
 
 
-@pytest.fixture(scope="module")
-def snapshot(release_folder):
-    return ingest.read_release(release_folder, progress=False)
+def _frame(con, sql):
+    return con.sql(sql).pl()
 
 
-def test_snapshot_counts(snapshot):
-    q = snapshot.questions
+def test_snapshot_counts(con):
+    q = _frame(con, "SELECT * FROM questions")
     assert q.height == 2644
     assert dict(q.group_by("question_type").len().iter_rows()) == {"specific": 1471, "agnostic": 1173}
     assert q["language"].n_unique() == 23
-    assert snapshot.categories.height == 12
-    assert 21_000 < snapshot.answers.height < 23_000
-    assert snapshot.ratings.height == 300
-    assert snapshot.ratings["question_id"].n_unique() == 100
+    assert _frame(con, "SELECT * FROM categories").height == 12
+    assert 21_000 < _frame(con, "SELECT * FROM answers").height < 23_000
+    ratings = _frame(con, "SELECT * FROM ratings")
+    assert ratings.height == 300 and ratings["question_id"].n_unique() == 100
     assert q.filter(pl.col("human_evaluated")).height == 100
 
 
-def test_snapshot_keys_and_vocabulary(snapshot):
-    q, a, r = snapshot.questions, snapshot.answers, snapshot.ratings
+def test_snapshot_keys_and_vocabulary(con):
+    q, a, r = (_frame(con, f"SELECT * FROM {t}") for t in ("questions", "answers", "ratings"))
+    models = _frame(con, "SELECT * FROM models")
     assert q["question_id"].is_unique().all() and a["answer_id"].is_unique().all()
     assert q.select("name", "language").is_unique().all()
-    assert set(a.filter(~pl.col("is_human"))["model"]) == set(snapshot.models["model"])
-    assert set(r["model"]) <= set(snapshot.models["model"])
+    assert set(a.filter(~pl.col("is_human"))["model"]) == set(models["model"])
+    assert set(r["model"]) <= set(models["model"])
     assert a.filter(pl.col("is_human"))["model"].null_count() == a.filter(pl.col("is_human")).height
     # every rating is linked to the answer of the same model and question
     answer_keys = a.select("answer_id", pl.col("question_id").alias("answer_question_id"),
@@ -42,37 +42,44 @@ def test_snapshot_keys_and_vocabulary(snapshot):
     assert (linked["model"] == linked["answer_model"]).all()
 
 
-def test_agnostic_questions_take_the_english_category(snapshot):
-    agnostic = snapshot.questions.filter(pl.col("question_type") == "agnostic")
+def test_agnostic_questions_take_the_english_category(con):
+    agnostic = _frame(con, "SELECT name, category FROM questions WHERE question_type = 'agnostic'")
     assert agnostic["category"].null_count() == 0
     per_name = agnostic.group_by("name").agg(pl.col("category").n_unique())
     assert (per_name["category"] == 1).all()
 
 
-def test_text_and_bytes(snapshot):
-    q = snapshot.questions
+def test_text_and_bytes(con):
+    q = _frame(con, "SELECT * FROM questions")
     assert (q["n_bytes"] == q["text"].str.len_bytes()).all()
     german = q.filter((pl.col("name") == "non_cultural:0") & (pl.col("language") == "German")).row(0, named=True)
     assert german["text"] == "Warum werden Flugzeuge von vorne nach hinten bestuhlt?"
     assert german["text_en"] == "Why are airplanes boarded front to back?"
 
 
+def _tiny(folder):
+    path = folder.parent / f"{folder.name}.duckdb"
+    db.build(folder, path, verify=False, progress=False)
+    with db.connect(path) as con:
+        return {t: con.sql(f"SELECT * FROM {t} ORDER BY ALL").pl() for t in ("questions", "answers", "ratings")}
+
+
 def test_tiny_release_gz_and_plain_json_agree(tmp_path):
-    a = ingest.read_release(write_release(tmp_path / "gz"), progress=False)
-    b = ingest.read_release(write_release(tmp_path / "plain", gzip_files=False), progress=False)
+    a = _tiny(write_release(tmp_path / "gz"))
+    b = _tiny(write_release(tmp_path / "plain", gzip_files=False))
     for table in ("questions", "answers", "ratings"):
-        assert getattr(a, table).equals(getattr(b, table))
-    assert a.questions.height == 4
-    human = a.answers.filter(pl.col("is_human"))
+        assert a[table].equals(b[table])
+    assert a["questions"].height == 4
+    human = a["answers"].filter(pl.col("is_human"))
     assert human.height == 2 and human["model"].null_count() == 2
-    assert a.answers.filter(pl.col("text") == "").height == 2  # empty answers are kept, not dropped
-    rating = a.ratings.row(0, named=True)
+    assert a["answers"].filter(pl.col("text") == "").height == 2  # empty answers are kept, not dropped
+    rating = a["ratings"].row(0, named=True)
     assert (rating["language"], rating["question_type"], rating["model"]) == ("German", "specific", "claude-3-opus")
 
 
 def _problems(folder) -> str:
     with pytest.raises(InputError) as info:
-        ingest.read_release(folder, progress=False)
+        db.build(folder, folder.parent / "x.duckdb", verify=False, progress=False)
     return str(info.value)
 
 
