@@ -28,7 +28,7 @@ endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
 
-.PHONY: help setup data db figures import-answers import-metrics import-questions test lab clean
+.PHONY: help setup data db figures import-answers import-metrics import-questions test bench lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -72,6 +72,9 @@ import-questions: | $(SETUP) ## add questions of the public dataset's export: FI
 
 test: $(SETUP) $(DATA_STAMP) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
+
+bench: $(DATA_STAMP) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
+	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks

@@ -20,6 +20,7 @@ def _build_db(args) -> None:
 
     counts = db.build(Path(args.source), Path(args.db), verify=args.verify)
     seconds = counts.pop("seconds")
+    counts.pop("stage_seconds")
     summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
     print(f"built {args.db} from {args.source} in {seconds} s: {summary}")
 

@@ -158,30 +158,40 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
     source, db_path = Path(source), Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    stage_seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def stage(name: str):
+        begun = time.monotonic()
+        yield
+        stage_seconds[name] = round(time.monotonic() - begun, 2)
+
     with build_lock(db_path):
         # A build killed mid-way leaves its temporary file behind; holding the lock, no other build owns one.
         for stale in db_path.parent.glob(f".{db_path.name}.tmp-*"):
             stale.unlink()
         if verify:
-            release.verify(source)
+            with stage("checksums"):
+                release.verify(source)
         tmp = db_path.with_name(f".{db_path.name}.tmp-{os.getpid()}")
         try:
             # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool.
             with duckdb.connect(str(tmp), config={"memory_limit": BUILD_MEMORY_LIMIT}) as con:
-                load_release(con, source, progress)
-                insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))
-                for table in TABLES:
-                    if not _exists(con, table.name):
-                        con.execute(table.ddl())  # filled later, by imports
-                nativqa.write_tables(con, nativqa_folder)
+                with stage("release"):
+                    load_release(con, source, progress)
+                    insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))
+                    for table in TABLES:
+                        if not _exists(con, table.name):
+                            con.execute(table.ddl())  # filled later, by imports
+                with stage("nativqa"):
+                    nativqa.write_tables(con, nativqa_folder)
                 counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in all_tables()}
                 con.execute("CHECKPOINT")
             os.replace(tmp, db_path)
         finally:
             tmp.unlink(missing_ok=True)
             tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
-    counts["seconds"] = round(time.monotonic() - started, 1)
-    return counts
+    return {**counts, "seconds": round(time.monotonic() - started, 1), "stage_seconds": stage_seconds}
 
 
 def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
