@@ -19,7 +19,8 @@ VERIFY ?= yes
 # The database depends on the code that builds it; reports depend on all the package code.
 DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py nativqa.py release.py schema.py vocabulary.py) \
            $(wildcard data/nativqa/*.csv)
-PACKAGE_CODE := $(wildcard analysis/*.py)
+# Code that only the index, the browser check or the explorer use must not re-run every notebook.
+PACKAGE_CODE := $(filter-out analysis/index.py analysis/browser.py analysis/explorer.py,$(wildcard analysis/*.py))
 ifeq ($(SOURCE),$(RAW))
 SOURCE_FILES := $(DATA_STAMP)
 else
@@ -27,8 +28,9 @@ SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null)
 endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
+INDEX := reports/index.html
 
-.PHONY: help setup data db figures import-answers import-metrics import-questions test bench lab clean
+.PHONY: help setup data db figures check-reports import-answers import-metrics import-questions test bench lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -56,7 +58,13 @@ db: $(DB) ## build the DuckDB database (DB=path, SOURCE=release folder, VERIFY=n
 $(DB): $(SOURCE_FILES) $(DB_CODE) | $(SETUP)
 	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
 
-figures: $(REPORTS) ## run every notebook: figures/<notebook>/ (PNG, SVG, CSV) and reports/<notebook>.html
+figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html
+
+$(INDEX): $(REPORTS) analysis/index.py analysis/report.py | $(SETUP)
+	$(PY) -m analysis.index
+
+check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
+	$(PY) -m analysis.browser $(INDEX) $(REPORTS)
 
 reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
 	$(PY) -m analysis run-notebook $* --db $(DB)

@@ -1,5 +1,12 @@
-"""The shared plotting theme, chart builders, and the one way figures are written: PNG, SVG and the CSV behind them."""
+"""The shared plotting theme, chart builders, and the one way figures are written: PNG, SVG, the CSV
+behind them and, for heatmaps, a print PDF drawn with matplotlib in the same palette.
 
+Heatmaps are linked within a report: clicking a cell picks its row and column values (a point
+selection named `PICK`), and the report's page script copies them into the variable `HIGHLIGHT` of
+every chart on the page, which dims the cells of other rows and columns (see `report.py`).
+"""
+
+import json
 from pathlib import Path
 
 import altair as alt
@@ -9,6 +16,14 @@ FONT = "Noto Sans, DejaVu Sans, sans-serif"
 # A colour-blind-safe sequential scheme for every heatmap of the suite.
 SEQUENTIAL_SCHEME = "viridis"
 MISSING_COLOUR = "#eeeeee"
+# Signal names shared by the charts of a report and the page script that links them.
+PICK = "calmqa_pick"
+HIGHLIGHT = "calmqa_highlight"
+DIMMED_OPACITY = 0.25
+# Columns that go into a heatmap's default tooltip when the table has them.
+TOOLTIP_EXTRAS = ("n_answers", "n", "ci_low", "ci_high")
+# Where a heatmap records how it was built, for its print version (Vega-Lite ignores `usermeta`).
+HEATMAP_META = "calmqa_heatmap"
 
 
 @alt.theme.register("calmqa", enable=True)
@@ -39,36 +54,69 @@ def heatmap(
     tooltip: list[str] | None = None,
     value_format: str = "d",
     column: str | None = None,
+    linked: bool = True,
 ) -> alt.Chart:
     """A heatmap of `value` by `x` and `y` with the value printed in each cell.
 
     Cells whose value is null are drawn grey and left without a number. `column` facets the heatmap
-    side by side (for example agnostic and specific questions).
+    side by side (for example agnostic and specific questions). The tooltip shows `tooltip` (by
+    default the row, the column, the value and whichever of `TOOLTIP_EXTRAS` the table has), with
+    the value and its confidence bounds in `value_format`. With `linked`, a click picks the cell's
+    row and column values for the report's highlighting.
     """
+    value_title = value_title or value
     base = alt.Chart(table)
     x_enc = alt.X(f"{x}:N", sort=x_order, title=None, axis=alt.Axis(labelAngle=-45))
     y_enc = alt.Y(f"{y}:N", sort=y_order, title=None, axis=alt.Axis(labelLimit=320))
+    tooltip_columns = tooltip or [y, x, value, *(c for c in TOOLTIP_EXTRAS if c in table.columns)]
     cells = base.mark_rect().encode(
         x=x_enc,
         y=y_enc,
         color=alt.condition(
-            f"datum['{value}'] === null",
+            f"datum[{json.dumps(value)}] === null",
             alt.value(MISSING_COLOUR),
-            alt.Color(f"{value}:Q", title=value_title or value, scale=alt.Scale(scheme=SEQUENTIAL_SCHEME)),
+            alt.Color(f"{value}:Q", title=value_title, scale=alt.Scale(scheme=SEQUENTIAL_SCHEME)),
         ),
-        tooltip=[alt.Tooltip(c) for c in (tooltip or [y, x, value])],
+        tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
     )
     domain_middle = _middle(table[value])
     labels = base.mark_text(fontSize=9).encode(
         x=x_enc,
         y=y_enc,
         text=alt.Text(f"{value}:Q", format=value_format),
-        color=alt.condition(f"datum['{value}'] < {domain_middle}", alt.value("white"), alt.value("black")),
+        color=alt.condition(f"datum[{json.dumps(value)}] < {domain_middle}", alt.value("white"), alt.value("black")),
     )
+    if linked:
+        highlighted = (f"length({HIGHLIGHT}) == 0 || indexof({HIGHLIGHT}, toString(datum[{json.dumps(x)}])) >= 0"
+                       f" || indexof({HIGHLIGHT}, toString(datum[{json.dumps(y)}])) >= 0")
+        opacity = alt.condition(highlighted, alt.value(1.0), alt.value(DIMMED_OPACITY))
+        pick = alt.selection_point(name=PICK, fields=[x, y], on="click", clear="dblclick", toggle=False)
+        cells = cells.encode(opacity=opacity).add_params(pick)
+        labels = labels.encode(opacity=opacity)
     chart = cells + labels
     if column is not None:
         chart = chart.facet(column=alt.Column(f"{column}:N", title=None)).resolve_scale(x="independent")
-    return chart.properties(title=title)
+    if linked:
+        chart = chart.add_params(alt.param(name=HIGHLIGHT, value=[]))
+    meta = {"x": x, "y": y, "value": value, "title": title, "value_title": value_title,
+            "x_order": x_order, "y_order": y_order, "value_format": value_format, "column": column}
+    return chart.properties(title=title, usermeta={HEATMAP_META: meta})
+
+
+def _tooltip(column: str, value: str, value_title: str, value_format: str) -> alt.Tooltip:
+    if column == value:
+        return alt.Tooltip(column, title=value_title, format=value_format)
+    if column in ("ci_low", "ci_high"):
+        return alt.Tooltip(column, title=f"95% CI {'low' if column == 'ci_low' else 'high'}", format=value_format)
+    return alt.Tooltip(column)
+
+
+def heatmap_meta(chart: alt.TopLevelMixin) -> dict | None:
+    """How `chart` was built by `heatmap()`, or None when it is not a heatmap."""
+    usermeta = getattr(chart, "usermeta", alt.Undefined)
+    if usermeta is alt.Undefined or not isinstance(usermeta, dict):
+        return None
+    return usermeta.get(HEATMAP_META)
 
 
 def _middle(values: pl.Series) -> float:
@@ -78,13 +126,25 @@ def _middle(values: pl.Series) -> float:
     return float(values.min() + (values.max() - values.min()) / 2)
 
 
-def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str) -> alt.TopLevelMixin:
-    """Write `name`.png, `name`.svg and the numbers behind the figure as `name`.csv; return the chart to display."""
+def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str,
+                *, print_pdf: bool = True) -> alt.TopLevelMixin:
+    """Write `name`.png, `name`.svg and the numbers behind the figure as `name`.csv; return the chart to display.
+
+    A heatmap made by `heatmap()` is also drawn for print as `name`.pdf (see `print_figures`), from
+    `table`, which must then hold the heatmap's columns.
+    """
+    meta = heatmap_meta(chart) if print_pdf else None
+    if meta is not None:
+        from . import print_figures
+
+        print_figures.check_columns(table, meta)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     save_table(table, out_dir, name)
     chart.save(out_dir / f"{name}.svg")
     chart.save(out_dir / f"{name}.png", scale_factor=2)
+    if meta is not None:
+        print_figures.save_heatmap_pdf(table, meta, out_dir / f"{name}.pdf")
     return chart
 
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs what pip cannot: R with the packages the statistics need, and fonts for every script of the
-# 23 languages. On Debian/Ubuntu it uses apt-get (as root, or through sudo); elsewhere it names what is
-# missing and stops, since R then comes from conda-forge (environment.yml) or CRAN.
+# Installs what pip cannot: R with the packages the statistics need, fonts for every script of the
+# 23 languages, and Chromium for the browser test of the reports. On Debian/Ubuntu it uses apt-get (as
+# root, or through sudo); elsewhere it names what is missing and stops, since R then comes from
+# conda-forge (environment.yml) or CRAN.
 set -euo pipefail
 
 R_PACKAGES=(ordinal emmeans performance lme4 lmerTest)
 DEBIAN_PACKAGES=(r-base-core r-cran-ordinal r-cran-emmeans r-cran-performance r-cran-lme4 r-cran-lmertest
-                 fonts-noto-core fonts-noto-cjk)
+                 fonts-noto-core fonts-noto-cjk chromium)
 
 missing_r_packages() {
   command -v Rscript >/dev/null 2>&1 || { echo "R ${R_PACKAGES[*]}"; return; }
@@ -22,7 +23,11 @@ missing_fonts() {
   grep -q "Noto Sans Devanagari" <<<"$fonts" || echo "Noto-core-fonts"
 }
 
-missing="$(missing_r_packages) $(missing_fonts)"
+missing_browser() {
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || echo "chromium"
+}
+
+missing="$(missing_r_packages) $(missing_fonts) $(missing_browser)"
 if [[ -z "${missing// /}" ]]; then
   exit 0
 fi
@@ -37,7 +42,7 @@ if command -v apt-get >/dev/null 2>&1; then
   echo "Installing with apt-get: ${DEBIAN_PACKAGES[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${DEBIAN_PACKAGES[@]}" >&2
-  missing="$(missing_r_packages)"
+  missing="$(missing_r_packages) $(missing_browser)"
   [[ -z "${missing// /}" ]] || { echo "Still missing after apt-get: ${missing}" >&2; exit 1; }
   exit 0
 fi
@@ -48,6 +53,7 @@ This machine has no apt-get, so the set-up cannot install these itself. Install:
       conda:  conda env create -f environment.yml   (r-base, r-ordinal, r-emmeans, r-performance, r-lme4, r-lmertest)
       CRAN:   install.packages(c($(printf '"%s", ' "${R_PACKAGES[@]}" | sed 's/, $//')))
   - Noto fonts covering CJK, Arabic, Devanagari and Hebrew (e.g. Noto Sans CJK, Noto Sans)
+  - Chromium, for the browser test of the reports (set CHROMIUM=/path/to/chrome if it is not on PATH)
 then run make again.
 MSG
 exit 1

@@ -29,8 +29,8 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
                                reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
-        "figure5_specific_categories.csv", "figure5_specific_categories.png", "figure5_specific_categories.svg",
-        "table4_question_lengths.csv",
+        "figure5_specific_categories.csv", "figure5_specific_categories.pdf", "figure5_specific_categories.png",
+        "figure5_specific_categories.svg", "table4_question_lengths.csv",
     ]
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
     assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.specific_category_counts(con))

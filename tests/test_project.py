@@ -39,7 +39,8 @@ def test_environment_yml_names_every_dependency_of_pyproject():
 def test_make_help_lists_the_targets():
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
-    for target in ("setup", "data", "db", "figures", "test", "lab", "clean"):
+    for target in ("setup", "data", "db", "figures", "check-reports", "import-answers", "import-metrics",
+                   "import-questions", "test", "bench", "lab", "clean"):
         assert f"make {target} " in out
 
 

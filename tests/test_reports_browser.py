@@ -1,0 +1,217 @@
+"""Every report, opened in headless Chromium with the network off: charts drew, no console error, no
+request left the file, charts are linked, and text from the data never runs as HTML or script.
+
+Reports are built here from the real database (every notebook `make figures` runs), into tmp
+folders; Chromium is Debian's `chromium` (the set-up installs it: `make setup`).
+"""
+
+import concurrent.futures
+import csv
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+
+import altair as alt
+import nbformat
+import polars as pl
+import pytest
+
+from analysis import browser, db, index, report
+
+from tiny_release import write_release
+
+NOTEBOOK_NAMES = report.notebook_names()
+XSS_SCRIPT = "<script>window.__calmqa_xss = 'script'</script>"
+XSS_IMG = "<img src=x onerror=\"window.__calmqa_xss = 'img'\">"
+PAYLOAD = f"Payload {XSS_SCRIPT} and {XSS_IMG} end"
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    try:
+        browser.chromium_path()
+    except browser.BrowserError as exc:
+        pytest.fail(f"{exc}; `make setup` installs it")
+    with browser.Chromium() as chrome:
+        yield chrome
+
+
+def _run(args) -> str | None:
+    """Run one notebook in a worker process; the error as text (exceptions may not pickle) or None."""
+    name, database, root = args
+    try:
+        report.run_notebook(name, db_path=database, figures_root=root / "figures",
+                            reports_root=root / "reports", build_root=root / "build")
+    except Exception as exc:  # noqa: BLE001 - reported by the test of that notebook
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def built_runs(database, tmp_path_factory) -> tuple[Path, dict]:
+    """reports/ and figures/ of every notebook, run from the real database, the index, and each run's error."""
+    root = tmp_path_factory.mktemp("reports")
+    # Processes, not threads: each Papermill run starts its own kernel.
+    with concurrent.futures.ProcessPoolExecutor(max_workers=3) as pool:
+        errors = dict(zip(NOTEBOOK_NAMES, pool.map(_run, [(name, database, root) for name in NOTEBOOK_NAMES])))
+    index.write_index(root / "reports", root / "figures")
+    return root, errors
+
+
+@pytest.fixture
+def built_reports(built_runs, request) -> Path:
+    root, errors = built_runs
+    name = request.node.callspec.params.get("name") if hasattr(request.node, "callspec") else None
+    failed = {n: e for n, e in errors.items() if e and (name is None or n == name)}
+    if failed:
+        pytest.fail("notebooks failed: " + "; ".join(f"{n}: {e}" for n, e in failed.items()))
+    return root
+
+
+def _chart_views_state(chrome, session) -> dict:
+    return chrome.evaluate(session, """(() => {
+      const views = window.calmqaViews || [];
+      const read = (v, name) => { try { return v.signal(name); } catch (e) { return undefined; } };
+      return {highlights: views.map(v => read(v, 'calmqa_highlight'))};
+    })()""")
+
+
+def _click_first_heatmap(chrome, session) -> dict:
+    """Click a quarter into the plot of the first linked, unfaceted chart; return every chart's highlight."""
+    position = chrome.evaluate(session, """(() => {
+      const views = window.calmqaViews || [];
+      const read = (v, name) => { try { return v.signal(name); } catch (e) { return undefined; } };
+      const view = views.find(v => read(v, 'calmqa_pick') !== undefined && read(v, 'width') > 0);
+      if (!view) { return null; }
+      view.container().scrollIntoView();
+      const box = view.container().querySelector('canvas, svg').getBoundingClientRect();
+      const origin = view.origin();
+      return [box.left + origin[0] + view.width() * 0.25, box.top + origin[1] + view.height() * 0.25];
+    })()""")
+    if position is None:
+        return {"clicked": False}
+    chrome.click(session, *position)
+    return {"clicked": True, **_chart_views_state(chrome, session)}
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_report_renders_offline_with_linked_charts(chromium, built_reports, name):
+    page = built_reports / "reports" / f"{name}.html"
+    result = chromium.open(page, actions=_click_first_heatmap)
+    assert result.problems == [], f"{page.name}: " + "; ".join(result.problems)
+    figures = list((built_reports / "figures" / name).glob("*.png"))
+    assert result.charts >= (1 if figures else 0), f"{name} saved figures but shows no chart"
+    if result.values.get("clicked"):
+        highlights = [h for h in result.values["highlights"] if h is not None]
+        assert highlights and highlights[0], "a click on a heatmap cell highlighted nothing"
+        assert all(h == highlights[0] for h in highlights), f"charts disagree on the highlight: {highlights}"
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"""<(script|link|img|iframe)[^>]+(src|href)=["']?(https?:)?//""", html)
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_report_starts_with_a_summary_and_carries_its_provenance(built_reports, database, name):
+    record = report.read_provenance(built_reports / "reports" / f"{name}.html")
+    assert record["summary"] and len(record["summary"].split()) >= 10, f"{name} does not start with a summary"
+    assert record["database_sha256"] == report.file_sha256(database)
+    assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?|unknown", record["commit"])
+    figures = built_reports / "figures" / name
+    pdfs = {p.stem for p in figures.glob("*.pdf")}
+    assert pdfs <= {p.stem for p in figures.glob("*.png")}
+    if '"calmqa_heatmap"' in (built_reports / "reports" / f"{name}.html").read_text(encoding="utf-8"):
+        assert pdfs, f"{name} draws a heatmap but wrote no print PDF"
+
+
+def test_index_links_every_report_with_thumbnail_and_provenance(chromium, built_reports, database):
+    page = built_reports / "reports" / "index.html"
+    result = chromium.open(page)
+    assert result.problems == []
+    html = page.read_text(encoding="utf-8")
+    for name in NOTEBOOK_NAMES:
+        assert f'href="{name}.html"' in html
+    with_figures = [n for n in NOTEBOOK_NAMES if list((built_reports / "figures" / n).glob("*.png"))]
+    assert html.count('src="data:image/png;base64,') == len(with_figures)
+    assert html.count(report.file_sha256(database)) == len(NOTEBOOK_NAMES)
+
+
+def test_the_checker_fails_on_blank_charts_requests_and_console_errors(chromium, tmp_path):
+    """The detector can fail: Altair's default HTML (libraries from a CDN) and a page logging an error."""
+    chart = alt.Chart(pl.DataFrame({"a": [1, 2]})).mark_bar().encode(x="a:Q")
+    cdn_page = tmp_path / "cdn.html"
+    chart.save(cdn_page)
+    result = chromium.open(cdn_page, render_timeout=5)
+    assert result.blank_charts and any(r.startswith("http") for r in result.requests)
+    error_page = tmp_path / "error.html"
+    error_page.write_text("<html><body><script>console.error('boom'); undefinedCall();</script></body></html>")
+    result = chromium.open(error_page, render_timeout=2)
+    assert any("boom" in e for e in result.console_errors) and any("undefinedCall" in e for e in result.console_errors)
+
+
+# ------------------------------------------------------------------------- text from data is text
+
+def _poison(folder: Path) -> None:
+    """Put the payload into a category, question texts and answers of the tiny release."""
+    categories = folder / "categories-metadata.csv"
+    with open(categories, newline="", encoding="utf-8") as fh:
+        rows = [[PAYLOAD if cell == "language, art and literature" else cell for cell in row] for row in csv.reader(fh)]
+    with open(categories, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    path = folder / "datasets" / "dataset-specific-german.json.gz"
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    for entry in data["entries"]:
+        question = entry["question"]
+        if question["category"] == "language, art and literature":
+            question["category"] = PAYLOAD
+        if not question["human_evaluated"]:  # the rated question must keep the text its rating quotes
+            question["translations"]["German"]["text"] += " " + PAYLOAD
+        for answer in entry["answers"]:
+            for translation in answer["translations"].values():
+                translation["text"] = PAYLOAD + " " + translation["text"]
+    path.write_bytes(gzip.compress(json.dumps(data, ensure_ascii=False).encode("utf-8")))
+
+
+PROBE_CELLS = [
+    "from IPython.display import HTML, Markdown, display\n"
+    "import polars as pl\n"
+    "from analysis import db, explorer, plots, report\n"
+    "report.setup_notebook()\n"
+    "con = db.connect(db_path)\n"
+    "answers = explorer.load_answers(con)\n"
+    "display(Markdown('Summary: ' + ' '.join(answers['text'].unique().sort().to_list())))",
+    "display(answers.select('question_text', 'text'))",
+    "cells = answers.group_by('question_text', 'model_name').agg(n=pl.len())\n"
+    "plots.save_figure(plots.heatmap(cells, x='model_name', y='question_text', value='n', title='probe'),"
+    " cells, output_dir, 'probe')",
+    "display(HTML(explorer.answers_html(answers, False)))",
+]
+
+
+def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
+    source = write_release(tmp_path / "release")
+    _poison(source)
+    database = tmp_path / "poisoned.duckdb"
+    db.build(source, database, verify=False)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    shutil.copy(report.paths.NOTEBOOKS / "01_dataset_overview.ipynb", notebooks)
+    probe = nbformat.v4.new_notebook(metadata=nbformat.read(notebooks / "01_dataset_overview.ipynb", 4).metadata)
+    parameters = nbformat.v4.new_code_cell('db_path = ""\noutput_dir = ""', metadata={"tags": ["parameters"]})
+    probe.cells = [parameters, *(nbformat.v4.new_code_cell(c) for c in PROBE_CELLS)]
+    nbformat.write(probe, notebooks / "probe.ipynb")
+    for name in ("01_dataset_overview", "probe"):
+        page = report.run_notebook(name, db_path=database, figures_root=tmp_path / "figures",
+                                   reports_root=tmp_path / "reports", build_root=tmp_path / "build",
+                                   notebooks_root=notebooks)
+
+        def inspect(chrome, session):
+            return chrome.evaluate(session, "({xss: window.__calmqa_xss || null, text: document.body.innerText,"
+                                            " svgText: Array.from(document.querySelectorAll('svg text'))"
+                                            ".map(t => t.textContent).join(' ')})")
+
+        result = chromium.open(page, actions=inspect)
+        assert result.values["xss"] is None, f"{name}: the payload ran ({result.values['xss']})"
+        assert result.problems == [], f"{name}: " + "; ".join(result.problems)
+        shown = result.values["text"] + result.values["svgText"]
+        assert "<script>" in shown or "<img" in shown, f"{name}: the payload is not shown as text"
