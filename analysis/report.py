@@ -13,7 +13,9 @@ chart specs are embedded with `<`, `>` and `&` escaped, and Markdown is rendered
 escaped, so a question or answer holding `<script>` shows as those characters.
 """
 
+import contextlib
 import datetime
+import fcntl
 import hashlib
 import html
 import json
@@ -271,26 +273,46 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     if not source.is_file():
         raise FileNotFoundError(f"no notebook {source}")
     executed = build_root / "executed" / f"{name}.ipynb"
+    # Every file of a run is private to its process until the run succeeded, so that two `make figures`
+    # started at once cannot mix their outputs; the swap into place happens under a lock.
+    running = executed.with_name(f".{name}.tmp-{os.getpid()}.ipynb")
     executed.parent.mkdir(parents=True, exist_ok=True)
     reports_root.mkdir(parents=True, exist_ok=True)
+    figures_root.mkdir(parents=True, exist_ok=True)
     figures = figures_root / name
+    report = reports_root / f"{name}.html"
     staging = figures_root / f".{name}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     started = time.monotonic()
     try:
-        _execute_with_retry(papermill, source, executed, params, kernel, Path(notebooks_root))
-        record = provenance(name, nbformat.read(executed, as_version=4), Path(db_path), staging)
-        if figures.exists():
-            shutil.rmtree(figures)
-        if staging.exists():
-            os.replace(staging, figures)
-        report = reports_root / f"{name}.html"
-        to_html(executed, report, record)
+        try:
+            _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root))
+        except papermill.PapermillExecutionError as exc:
+            with _output_lock(figures_root, name):
+                os.replace(running, executed)
+                report.unlink(missing_ok=True)  # a report of an older run must not pass for this one
+            raise NotebookFailed(source, executed, exc) from None
+        record = provenance(name, nbformat.read(running, as_version=4), Path(db_path), staging)
+        with _output_lock(figures_root, name):
+            if figures.exists():
+                shutil.rmtree(figures)
+            if staging.exists():
+                os.replace(staging, figures)
+            to_html(running, report, record)
+            os.replace(running, executed)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        running.unlink(missing_ok=True)
     print(f"{name}: {time.monotonic() - started:.1f} s -> {figures}, {report}", file=sys.stderr)
     return report
+
+
+@contextlib.contextmanager
+def _output_lock(figures_root: Path, name: str):
+    with open(figures_root / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _execute_with_retry(papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path) -> None:
@@ -302,8 +324,8 @@ def _execute_with_retry(papermill, source: Path, executed: Path, params: dict, k
                 cwd=str(cwd), progress_bar=False, log_output=False,
             )
             return
-        except papermill.PapermillExecutionError as exc:
-            raise NotebookFailed(source, executed, exc) from None
+        except papermill.PapermillExecutionError:
+            raise
         except RuntimeError as exc:
             if attempt == 2 or "Kernel" not in str(exc):
                 raise

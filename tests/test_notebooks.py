@@ -1,5 +1,7 @@
 import json
 import re
+import subprocess
+import sys
 
 import polars as pl
 import pytest
@@ -50,3 +52,26 @@ def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
     assert (tmp_path / "build" / "executed" / "01_dataset_overview.ipynb").is_file()
     assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()
     assert not (tmp_path / "figures" / "01_dataset_overview").exists()
+
+
+def test_two_runs_at_once_neither_fail_nor_mix_their_outputs(database, tmp_path, con):
+    code = ("import sys; from pathlib import Path; from analysis import report; o = Path(sys.argv[1]); "
+            "report.run_notebook('01_dataset_overview', db_path=Path(sys.argv[2]), figures_root=o / 'figures', "
+            "reports_root=o / 'reports', build_root=o / 'build')")
+    runs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(database)], stderr=subprocess.PIPE)
+            for _ in range(2)]
+    for run in runs:
+        assert run.wait() == 0, run.stderr.read().decode()
+    out = tmp_path / "figures" / "01_dataset_overview"
+    assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
+    leftovers = [p.name for root in ("figures", "reports", "build/executed") for p in (tmp_path / root).iterdir()
+                 if ".tmp-" in p.name]
+    assert leftovers == []
+
+
+def test_a_failed_run_removes_the_report_of_an_earlier_run(database, tmp_path):
+    roots = dict(figures_root=tmp_path / "figures", reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+    report.run_notebook("01_dataset_overview", db_path=database, **roots)
+    with pytest.raises(NotebookFailed):
+        report.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb", **roots)
+    assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()
