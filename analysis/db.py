@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from . import ingest, nativqa, paths, release
+from . import ingest, nativqa, paths, release, surface
 from .errors import Problems
 from .schema import TABLE_BY_NAME, TABLES, Table, all_tables
 
@@ -183,6 +183,8 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
                     for table in TABLES:
                         if not _exists(con, table.name):
                             con.execute(table.ddl())  # filled later, by imports
+                with stage("surface"):
+                    surface.write_tables(con)
                 with stage("nativqa"):
                     nativqa.write_tables(con, nativqa_folder)
                 counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in all_tables()}

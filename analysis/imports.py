@@ -268,7 +268,7 @@ def import_answers(path: Path | str, db_path: Path | str) -> ImportSummary:
         added = con.execute("""
             INSERT INTO answers
             SELECT (SELECT coalesce(max(answer_id), 0) FROM answers)
-                       + row_number() OVER (ORDER BY question_id, name) AS answer_id,
+                       + row_number() OVER (ORDER BY m.question_id, m.name) AS answer_id,
                    m.question_id, m.name, m.model, m.model_version, FALSE, FALSE, q.language, m.text, NULL,
                    strlen(m.text)
             FROM matched m JOIN questions q USING (question_id)
@@ -288,7 +288,11 @@ def refresh_surface(con: duckdb.DuckDBPyConnection, answer_ids: list[int]) -> No
         return
     from . import surface
 
-    surface.update_verdicts(con, answer_ids)
+    verdicts = surface.answer_verdicts(con, answer_ids=answer_ids)
+    con.execute("DELETE FROM answer_surface WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
+    con.register("verdicts", verdicts.to_arrow())
+    con.execute("INSERT INTO answer_surface SELECT * FROM verdicts")
+    con.unregister("verdicts")
 
 
 # ------------------------------------------------------------------------------------------ metrics

@@ -121,9 +121,9 @@ TABLE_BY_NAME = {t.name: t for t in TABLES}
 
 def all_tables() -> tuple[Table, ...]:
     """Every table of the database: the release's, then those of the modules that add their own."""
-    from . import nativqa
+    from . import nativqa, surface
 
-    return TABLES + nativqa.TABLES
+    return TABLES + surface.TABLES + nativqa.TABLES
 
 
 def markdown() -> str:

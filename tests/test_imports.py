@@ -130,3 +130,75 @@ def test_malformed_questions_are_refused(copy, tmp_path):
     assert "line 2, field 'language'" in message and "line 3, field 'question_type'" in message
     assert "line 4, field 'question'" in message
     assert _digest(copy) == before
+
+
+def test_answers_of_a_new_model(copy):
+    surface_before = _rows(copy, "SELECT count(*) FROM answer_surface")[0][0]
+    summary = imports.import_answers(EXAMPLES / "answers.csv", copy)
+    assert (summary.added, summary.changed, summary.unchanged) == (4, 0, 0)
+    assert _rows(copy, "SELECT display_name FROM models WHERE model = 'my-model-7b'") == [("my-model-7b",)]
+    verdicts = _rows(copy, "SELECT a.name, s.empty FROM answer_surface s JOIN answers a USING (answer_id) "
+                           "WHERE a.model = 'my-model-7b' ORDER BY a.name")
+    assert len(verdicts) == 4 and ("afar:0:language.afar:my-model-7b", True) in verdicts
+    # verdicts were computed for the new answers only
+    assert _rows(copy, "SELECT count(*) FROM answer_surface")[0][0] == surface_before + 4
+    again = imports.import_answers(EXAMPLES / "answers.csv", copy)
+    assert (again.added, again.changed, again.unchanged) == (0, 0, 4)
+
+
+def test_a_changed_answer_is_replaced_and_its_verdict_recomputed(copy, tmp_path):
+    imports.import_answers(EXAMPLES / "answers.csv", copy)
+    path = tmp_path / "fixed.jsonl"
+    path.write_text(json.dumps({"question": "afar:0", "language": "Afar", "model": "my-model-7b",
+                                "answer": "Maqaane " * 5}) + "\n", encoding="utf-8")
+    summary = imports.import_answers(path, copy)
+    assert (summary.added, summary.changed) == (0, 1)
+    assert _rows(copy, "SELECT s.empty FROM answer_surface s JOIN answers a USING (answer_id) "
+                       "WHERE a.name = 'afar:0:language.afar:my-model-7b'") == [(False,)]
+
+
+def test_answers_in_the_release_format(copy, tmp_path):
+    entry = {"question": {"name": "german:1", "type": 5, "language": "German", "source": "x", "collector": "x",
+                          "human_evaluated": False, "category": "history",
+                          "translations": {"German": {"language": "German", "text": "?"}}},
+             "answers": [{"name": "german:1:language.german:new llm 2 (local)", "language": "German",
+                          "translations": {"German": {"language": "German", "text": "Eine Antwort."}},
+                          "prompting_state": {"model_name": "New LLM 2 (local)", "model_path": "org/new-llm-2"}}]}
+    path = tmp_path / "dataset-specific-german.json"
+    path.write_text(json.dumps({"entries": [entry]}), encoding="utf-8")
+    assert imports.import_answers(path, copy).added == 1
+    assert _rows(copy, "SELECT model, version FROM models WHERE model = 'new-llm-2-local'") == [
+        ("new-llm-2-local", "org/new-llm-2")]
+
+
+def test_malformed_answers_are_refused_together(copy, tmp_path):
+    path = tmp_path / "answers.csv"
+    path.write_text("question,language,model,answer\n"
+                    "german:9999,German,my-model,x\n"
+                    "german:0,Klingon,my-model,x\n"
+                    "german:0,German,My Model!,x\n"
+                    "german:0,German,my-model,x\n"
+                    "german:0,German,my-model,y\n", encoding="utf-8")
+    before = _digest(copy)
+    with pytest.raises(InputError) as info:
+        imports.import_answers(path, copy)
+    message = str(info.value)
+    assert message.startswith("4 problems")
+    assert "line 2, field 'question': no question 'german:9999' in German" in message
+    assert "line 3, field 'language': unknown language 'Klingon'" in message
+    assert "line 4, field 'model'" in message
+    assert "line 6, field 'question': a second answer of my-model to german:0 in German (the first is on line 5)" in message
+    assert _digest(copy) == before
+
+
+def test_a_large_answer_file_is_streamed(copy, tmp_path):
+    """100,000 rows are read and validated in one pass; only a compact table is kept."""
+    path = tmp_path / "big.csv"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("question,language,model,answer\n")
+        for i in range(100_000):
+            fh.write(f"german:0,German,bulk-{i},Antwort {i}\n")
+    with db.connect(copy) as con:
+        problems = imports.Problems()
+        frame = imports.read_answer_file(path, con, problems)
+    assert not problems.items and frame.height == 100_000

@@ -1,0 +1,191 @@
+"""Surface-level verdicts (issue 3): detectors, the repetition rule at its edges, indicators, tables."""
+
+import duckdb
+import langid
+import numpy as np
+import polars as pl
+import pytest
+
+from analysis import db, surface
+from analysis.language_id import Identifier, LangidBatch, cld2_as_polyglot, normalise_code
+
+ENGLISH = "The quick brown fox jumps over the lazy dog while the farmer watches from the old wooden barn."
+GERMAN = "Der schnelle braune Fuchs springt über den faulen Hund, während der Bauer aus der alten Scheune zusieht."
+HEBREW = "השועל החום המהיר קופץ מעל הכלב העצלן בזמן שהאיכר מסתכל מהאסם הישן והגדול שלו בכפר."
+RUSSIAN = "Быстрая коричневая лиса прыгает через ленивую собаку, пока фермер смотрит из старого сарая."
+
+
+def test_codes_are_normalised():
+    assert normalise_code("iw") == "he"
+    assert normalise_code("zh-Hant") == "zh"
+    assert normalise_code("zh_Hant") == "zh"
+    assert normalise_code("un") == "und"
+    assert normalise_code("EN") == "en"
+
+
+def test_cld2_reliable_text_is_decided_by_cld2():
+    engine, raw = cld2_as_polyglot(RUSSIAN)
+    assert engine == "cld2"
+    assert raw["cld2"]["choices"][0][1] == "ru"
+
+
+def test_cld2_gives_up_on_text_without_language():
+    engine, raw = cld2_as_polyglot("12345 67890")
+    assert engine is None
+    assert raw["cld2"]["best_effort"] and not raw["cld2"]["reliable"]
+
+
+def test_hebrew_from_cld2_is_normalised_to_he():
+    # Russian is a CLD2 language: a Hebrew answer to a Russian question goes through CLD2, which says `iw`.
+    (verdict,) = Identifier().identify([HEBREW], ["Russian"])
+    assert verdict.engine.startswith("cld2")
+    assert verdict.code == "iw"
+    assert verdict.language == "he"
+
+
+def test_unreliable_cld2_verdict_falls_back_to_langid():
+    (verdict,) = Identifier().identify(["12345 67890"], ["Afar"])
+    assert verdict.engine == "langid-batch"
+    assert "cld2" in verdict.raw and "langid" in verdict.raw
+
+
+@pytest.mark.parametrize("engine", ["langid-batch", "langid", "py3langid"])
+def test_langid_engines_identify_clear_texts(engine):
+    verdicts = Identifier(engine).identify([ENGLISH, GERMAN, HEBREW], ["English", "German", "Hebrew"])
+    assert [v.language for v in verdicts] == ["en", "de", "he"]
+    assert {v.engine for v in verdicts} == {engine}
+
+
+def test_langid_batch_reproduces_the_langid_package(tmp_path):
+    texts = [ENGLISH, GERMAN, HEBREW, RUSSIAN, "", "a", "Hola, ¿cómo estás?", "日本語の文章です。",
+             "Ko e hā e me'a ʻoku ke fai?", ENGLISH * 30, "🙂🙂🙂"]
+    ours = LangidBatch(cache_dir=tmp_path).classify(texts)
+    expected = [langid.classify(t) for t in texts]
+    assert [code for code, _ in ours] == [code for code, _ in expected]
+    np.testing.assert_allclose([s for _, s in ours], [s for _, s in expected], rtol=1e-9)
+    # The second load comes from the cache and gives the same verdicts.
+    assert LangidBatch(cache_dir=tmp_path).classify(texts) == ours
+
+
+def _tokens(*parts) -> np.ndarray:
+    return np.concatenate([np.asarray(p, dtype=np.uint32) for p in parts])
+
+
+SEQUENCE_20 = np.arange(100, 120)
+SEQUENCE_19 = np.arange(100, 119)
+
+
+def _separated(sequence, times):
+    # Distinct separators so that no other run of 20 tokens repeats.
+    return _tokens(*[np.concatenate(([5000 + i], sequence)) for i in range(times)])
+
+
+@pytest.mark.parametrize(("tokens", "count", "repeats"), [
+    (_separated(SEQUENCE_20, 3), 3, False),
+    (_separated(SEQUENCE_20, 4), 4, True),
+    (_separated(SEQUENCE_19, 4), 1, False),
+    (np.full(22, 7), 3, False),   # 20 equal tokens, overlapping: 3 occurrences in 22 tokens
+    (np.full(23, 7), 4, True),    # ... and 4 in 23
+    (np.arange(19), 0, False),    # fewer than 20 tokens: no sequence at all
+])
+def test_repetition_rule_at_its_edges(tokens, count, repeats):
+    assert surface.max_ngram_count(tokens) == count
+    batch = surface.max_ngram_counts([tokens, np.arange(50)])
+    assert batch[0] == count and batch[1] == 1
+    assert (batch[0] >= surface.REPETITION_MIN_COUNT) == repeats
+
+
+def test_batch_counts_match_exact_counts():
+    rng = np.random.default_rng(3)
+    arrays = []
+    for _ in range(60):
+        base = rng.integers(0, 30, size=rng.integers(0, 200))
+        block = rng.integers(0, 5, size=rng.integers(18, 25))
+        arrays.append(np.concatenate([base, np.tile(block, rng.integers(0, 6))]).astype(np.uint32))
+    assert surface.max_ngram_counts(arrays).tolist() == [surface.max_ngram_count(a) for a in arrays]
+
+
+def test_indicators():
+    assert surface.indicators("I'm sorry, I cannot answer.", "German")["apology"]
+    assert surface.indicators("I apologize for the confusion.", "German")["apology"]
+    assert surface.indicators("I understand your question.", "German")["apology"]
+    assert not surface.indicators("Ich verstehe die Frage.", "German")["apology"]
+    assert not surface.indicators("A misunderstanding.", "German")["apology"]
+    assert surface.indicators("Here is the answer in German:", "German")["language_name_mention"]
+    assert surface.indicators("用German回答", "German")["language_name_mention"]
+    assert not surface.indicators("Germany is a country.", "German")["language_name_mention"]
+    assert surface.indicators("Translation: ...", "Tongan")["translation_mention"]
+    assert surface.indicators("I translated it.", "Tongan")["translation_mention"]
+    assert not surface.indicators("transport", "Tongan")["translation_mention"]
+    assert surface.indicators("Great idea 😀", "English")["emoji"]
+    assert surface.indicators("Love ❤️", "English")["emoji"]
+    assert not surface.indicators("© 2024, ❤ without the selector", "English")["emoji"]
+    assert not any(surface.indicators("", "English").values())
+
+
+def test_verdicts_for_empty_unreliable_and_repetitive_answers():
+    answers = pl.DataFrame({
+        "answer_id": [1, 2, 3, 4],
+        "text": ["", ENGLISH, GERMAN, " ".join(["the same words again and again here"] * 30)],
+        "language": ["English", "Papiamento", "German", "English"],
+        "iso_code": ["en", "pap", "de", "en"],
+    })
+    verdicts = surface.surface_verdicts(answers, processes=1, progress=False)
+    rows = {r["answer_id"]: r for r in verdicts.iter_rows(named=True)}
+    assert verdicts.columns == surface.ANSWER_SURFACE.column_names()
+    empty = rows[1]
+    assert empty["empty"] and empty["detected_language"] is None and empty["language_correct"] is None
+    assert not empty["repetition"] and empty["surface_ok"] is False
+    unreliable = rows[2]
+    assert unreliable["detected_language"] == "en" and unreliable["language_match"] is False
+    assert unreliable["language_correct"] is None and unreliable["surface_ok"] is None
+    assert rows[3]["language_correct"] and rows[3]["surface_ok"]
+    assert rows[4]["repetition"] and rows[4]["surface_ok"] is False
+    assert set(verdicts["tokenizer"]) <= {"o200k_base", surface.OFFLINE_TOKENIZER}
+
+
+def test_o200k_is_used_only_from_an_intact_cache(tmp_path, monkeypatch):
+    import inspect
+
+    import tiktoken_ext.openai_public
+
+    source = inspect.getsource(tiktoken_ext.openai_public.o200k_base)
+    assert surface.O200K_URL in source and surface.O200K_SHA256 in source
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert surface.cached_o200k_path() is None
+    assert surface.repetition_tokenizer().name == surface.OFFLINE_TOKENIZER
+    import hashlib
+
+    (tmp_path / hashlib.sha1(surface.O200K_URL.encode()).hexdigest()).write_bytes(b"not the encoding")
+    assert surface.cached_o200k_path() is None
+    with surface._no_downloads(), pytest.raises(OSError, match="refusing to download"):
+        import tiktoken.load
+
+        tiktoken.load.read_file(surface.O200K_URL)
+
+
+def test_write_tables_fills_both_tables(database, tmp_path):
+    copy = tmp_path / "calmqa.duckdb"
+    copy.write_bytes(database.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        counts = surface.write_tables(con)
+        n_model_answers = con.execute("SELECT count(*) FROM answers WHERE NOT is_human").fetchone()[0]
+        n_questions = con.execute("SELECT count(*) FROM questions").fetchone()[0]
+        assert counts == {"answer_surface": n_model_answers, "question_language_id": n_questions}
+        empty = con.execute("SELECT count(*) FROM answers a JOIN answer_surface s USING (answer_id) WHERE a.text = ''").fetchone()[0]
+        assert empty == con.execute("SELECT count(*) FROM answer_surface WHERE empty").fetchone()[0]
+        nulls = con.execute("""SELECT count(*) FROM answer_surface s JOIN answers a USING (answer_id)
+                           JOIN questions q USING (question_id)
+                           WHERE s.language_correct IS NULL AND NOT s.empty""").fetchone()[0]
+        unreliable = con.execute("""SELECT count(*) FROM answer_surface s JOIN answers a USING (answer_id)
+                                JOIN questions q USING (question_id)
+                                WHERE q.language IN ('Balochi', 'Hiligaynon', 'Kirundi', 'Papiamento') AND NOT s.empty""").fetchone()[0]
+        assert nulls == unreliable
+    con = db.connect(copy)
+    rates = surface.rates_by_model_language(con)
+    assert rates["n_answers"].sum() == n_model_answers
+    accuracy = surface.question_identification_accuracy(con)
+    assert accuracy.height == 23
+    kappa = surface.agreement_kappa(surface.rated_answers(con))
+    assert kappa["partially_as"].to_list() == list(surface.PARTIALLY_TREATMENTS)
+    con.close()
