@@ -288,7 +288,7 @@ def refresh_surface(con: duckdb.DuckDBPyConnection, answer_ids: list[int]) -> No
         return
     from . import surface
 
-    verdicts = surface.answer_verdicts(con, answer_ids=answer_ids)
+    verdicts = surface.answer_verdicts(con, answer_ids)
     con.execute("DELETE FROM answer_surface WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
     con.register("verdicts", verdicts.to_arrow())
     con.execute("INSERT INTO answer_surface SELECT * FROM verdicts")

@@ -237,7 +237,7 @@ def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, 
 
 
 def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch",
-                     progress: bool = True) -> pl.DataFrame:
+                     progress: bool = True, bar: tqdm | None = None) -> pl.DataFrame:
     """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
     its ISO code), as rows of `answer_surface`, sorted by answer_id."""
     global _identifier, _tokenizer
@@ -252,7 +252,8 @@ def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_e
     chunks = [(rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
               for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     parts = []
-    with tqdm(total=rows.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar:
+    with contextlib.nullcontext(bar) if bar is not None else tqdm(
+            total=rows.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar:
         if processes > 1 and len(chunks) > 1:
             # fork: the workers inherit the loaded models instead of loading them again.
             with multiprocessing.get_context("fork").Pool(processes) as pool:
@@ -289,17 +290,16 @@ def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
 MODEL_ANSWERS_SQL = """
 SELECT a.answer_id, a.text, q.language, l.iso_code
 FROM answers a JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
-WHERE NOT a.is_human
+WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
 ORDER BY a.answer_id
 """
+# Answers are read and judged this many at a time, so that memory stays bounded however many there are.
+BATCH_SIZE = 50_000
 
 
-def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int] | None = None, **options) -> pl.DataFrame:
-    """Verdicts for the model answers in the database (all, or those in `answer_ids`)."""
-    answers = con.sql(MODEL_ANSWERS_SQL).pl()
-    if answer_ids is not None:
-        answers = answers.filter(pl.col("answer_id").is_in(answer_ids))
-    return surface_verdicts(answers, **options)
+def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int], **options) -> pl.DataFrame:
+    """Verdicts for the model answers of `answer_ids` (human reference answers among them are skipped)."""
+    return surface_verdicts(con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids}).pl(), **options)
 
 
 def question_language_ids(con: duckdb.DuckDBPyConnection, langid_engine: str = "langid-batch") -> pl.DataFrame:
@@ -321,7 +321,14 @@ def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES) -> 
     replacing them if they are there (every verdict is recomputed)."""
     for table in TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table.name}")
-    db.insert(con, ANSWER_SURFACE, answer_verdicts(con, processes=processes))
+    con.execute(ANSWER_SURFACE.ddl())
+    answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
+    with tqdm(total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar:
+        for start in range(0, len(answer_ids), BATCH_SIZE):
+            verdicts = answer_verdicts(con, answer_ids[start:start + BATCH_SIZE], processes=processes, bar=bar)
+            con.register("verdicts", verdicts.to_arrow())
+            con.execute("INSERT INTO answer_surface SELECT * FROM verdicts")
+            con.unregister("verdicts")
     db.insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con))
     return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in TABLES}
 

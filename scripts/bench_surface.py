@@ -73,8 +73,8 @@ def timed(function, *args, **kwargs):
 
 def run(db_path: Path, out_dir: Path) -> dict:
     con = db.connect(db_path)
-    answers = con.sql(surface.MODEL_ANSWERS_SQL).pl()
     models = con.sql("SELECT answer_id, model FROM answers WHERE NOT is_human").pl()
+    answers = con.sql(surface.MODEL_ANSWERS_SQL, params={"answer_ids": models["answer_id"].to_list()}).pl()
     con.close()
     tokenizer = surface.repetition_tokenizer().name
     load_before = os.getloadavg()
