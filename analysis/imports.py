@@ -6,11 +6,7 @@ the original only on success (`db.modify`). Imports are idempotent: a row that i
 database as the file says is left alone, so importing the same file twice changes nothing.
 """
 
-import csv
-import io
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +14,7 @@ import duckdb
 import polars as pl
 from tqdm import tqdm
 
-from . import db, ingest
+from . import db, ingest, records
 from .errors import Problems
 
 MODEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -27,105 +23,7 @@ QUESTION_TYPE_WORDS = {"specific": "specific", "culturally specific": "specific"
                        "agnostic": "agnostic", "culturally agnostic": "agnostic", "non-cultural": "agnostic"}
 
 
-# ------------------------------------------------------------------------------------------ reading
-
-def read_rows(path: Path, required: tuple[str, ...], optional: tuple[str, ...] | None, problems: Problems,
-              ) -> Iterator[tuple[str, dict]]:
-    """(record label, row) of a CSV or JSONL file, streamed so that large files stay in bounded memory.
-
-    `optional` None accepts any further column.
-    """
-    if not path.is_file():
-        problems.add(path, None, None, "no such file")
-        return
-    if path.stat().st_size == 0:
-        problems.add(path, None, None, "the file is empty")
-        return
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        yield from _jsonl_rows(path, required, optional, problems)
-    elif path.suffix.lower() == ".csv":
-        yield from _csv_rows(path, required, optional, problems)
-    else:
-        problems.add(path, None, None, "unknown format: expected a .csv or .jsonl file")
-
-
-def _open_text(path: Path, problems: Problems):
-    raw = open(path, "rb")
-    if raw.read(3) == b"\xef\xbb\xbf":
-        problems.add(path, "byte 0", None, "starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM")
-        raw.close()
-        return None
-    raw.seek(0)
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="")
-
-
-def _decode_guard(path: Path, problems: Problems, record: str, read):
-    try:
-        return read()
-    except UnicodeDecodeError as exc:
-        problems.add(path, record, None, f"is not UTF-8 text ({exc.reason}); save the file as UTF-8")
-        return None
-
-
-def _check_columns(path: Path, columns: list[str], required, optional, problems: Problems, where: str) -> bool:
-    missing = [c for c in required if c not in columns]
-    extra = [] if optional is None else [c for c in columns if c not in required and c not in optional]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {', '.join(map(repr, missing))}")
-        if extra:
-            parts.append(f"unexpected column(s) {', '.join(map(repr, extra))}")
-        expected = ", ".join(required) + (f" (optional: {', '.join(optional)})" if optional else "")
-        problems.add(path, where, None, "; ".join(parts) + f"; expected the columns {expected}")
-        return False
-    return True
-
-
-def _csv_rows(path, required, optional, problems):
-    fh = _open_text(path, problems)
-    if fh is None:
-        return
-    with fh:
-        reader = csv.reader(fh)
-        header = _decode_guard(path, problems, "line 1 (header)", lambda: next(reader, None))
-        if header is None or not _check_columns(path, header, required, optional, problems, "line 1 (header)"):
-            return
-        while True:
-            line = reader.line_num + 1
-            row = _decode_guard(path, problems, f"line {line}", lambda: next(reader, None))
-            if row is None:
-                return
-            if len(row) != len(header):
-                problems.add(path, f"line {line}", None, f"has {len(row)} fields, the header has {len(header)}")
-            elif any(row):
-                yield f"line {line}", dict(zip(header, row))
-
-
-def _jsonl_rows(path, required, optional, problems):
-    fh = _open_text(path, problems)
-    if fh is None:
-        return
-    with fh:
-        number = 0
-        while True:
-            number += 1
-            line = _decode_guard(path, problems, f"line {number}", fh.readline)
-            if not line:
-                return
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.add(path, f"line {number} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
-                continue
-            if not isinstance(row, dict):
-                problems.add(path, f"line {number}", None, "expected a JSON object per line")
-                continue
-            if _check_columns(path, list(row), required, optional, problems, f"line {number}"):
-                yield f"line {number}", {k: ("" if v is None else v) for k, v in row.items()}
-
+# ------------------------------------------------------------------------------------------ values
 
 def _whole_number(value, path, record, field, problems) -> int | None:
     text = str(value).strip()
@@ -180,7 +78,7 @@ def read_answer_file(path: Path, con: duckdb.DuckDBPyConnection, problems: Probl
     if ingest.DATASET_FILE.match(path.name):
         return _release_format_answers(path, questions, languages, problems)
     rows, seen = [], {}
-    for record, row in tqdm(read_rows(path, ANSWER_COLUMNS, ANSWER_OPTIONAL, problems), desc=f"read {path.name}",
+    for record, row in tqdm(records.read_rows(path, ANSWER_COLUMNS, ANSWER_OPTIONAL, problems), desc=f"read {path.name}",
                             unit=" rows", disable=None):
         language, model, question = str(row["language"]), str(row["model"]), str(row["question"])
         ok = True
@@ -309,7 +207,7 @@ def read_metric_file(path: Path, con: duckdb.DuckDBPyConnection, problems: Probl
         "WHERE NOT a.is_human").fetchall()}
     rows, seen = [], {}
     header_checked = False
-    for record, row in read_rows(path, (), METRIC_KEYS + METRIC_VALUES, problems):
+    for record, row in records.read_rows(path, (), METRIC_KEYS + METRIC_VALUES, problems):
         if not header_checked:
             header_checked = True
             if not _metric_columns_ok(path, record, row, problems):
@@ -362,8 +260,8 @@ def read_veriscore(claims: Path, verification: Path, con: duckdb.DuckDBPyConnect
     "No verifiable claim." or the answer abstained); n_supported counts those verified `supported`.
     """
     by_name = dict(con.execute("SELECT name, answer_id FROM answers WHERE NOT is_human").fetchall())
-    claim_rows = list(read_rows(claims, ("prompt_source", "abstained"), None, problems))
-    verified = [row for _, row in read_rows(verification, (), None, problems)]
+    claim_rows = list(records.read_rows(claims, ("prompt_source", "abstained"), None, problems))
+    verified = [row for _, row in records.read_rows(verification, (), None, problems)]
     rows, seen = [], {}
     for index, (record, row) in enumerate(claim_rows):
         answer_id = by_name.get(str(row["prompt_source"]))
@@ -439,7 +337,7 @@ def read_question_file(path: Path, con: duckdb.DuckDBPyConnection, problems: Pro
     languages = _languages(con)
     categories = {r[0] for r in con.execute("SELECT category FROM categories").fetchall()}
     rows, seen = [], {}
-    for record, row in tqdm(read_rows(path, QUESTION_COLUMNS, QUESTION_OPTIONAL, problems), desc=f"read {path.name}",
+    for record, row in tqdm(records.read_rows(path, QUESTION_COLUMNS, QUESTION_OPTIONAL, problems), desc=f"read {path.name}",
                             unit=" rows", disable=None):
         language = str(row["language"]).strip()
         qtype = QUESTION_TYPE_WORDS.get(str(row["question_type"]).strip().lower())

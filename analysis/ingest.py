@@ -5,9 +5,7 @@ A release folder holds `datasets/dataset-{specific,agnostic}-LANGUAGE.json[.gz]`
 one `InputError` naming the file, the record and the field, before anything is written anywhere.
 """
 
-import csv
 import gzip
-import io
 import json
 import re
 import zlib
@@ -17,6 +15,7 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
+from . import records
 from . import vocabulary as vocab
 from .errors import Problems
 from .release import open_uncompressed
@@ -63,34 +62,6 @@ def read_text(path: Path, problems: Problems) -> str | None:
         return None
 
 
-def read_csv_records(path: Path, columns: tuple[str, ...], problems: Problems) -> list[tuple[int, dict]]:
-    """Rows of a CSV file with exactly `columns` (in any order), each with the line it starts on."""
-    text = read_text(path, problems)
-    if text is None:
-        return []
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader)
-    missing = [c for c in columns if c not in header]
-    extra = [c for c in header if c not in columns]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {', '.join(map(repr, missing))}")
-        if extra:
-            parts.append(f"unexpected column(s) {', '.join(map(repr, extra))}")
-        problems.add(path, "line 1 (header)", None, "; ".join(parts) + f"; expected the columns {', '.join(columns)}")
-        return []
-    records = []
-    line = reader.line_num + 1
-    for row in reader:
-        if len(row) != len(header):
-            problems.add(path, f"line {line}", None, f"has {len(row)} fields, the header has {len(header)}")
-        elif any(row):
-            records.append((line, dict(zip(header, row))))
-        line = reader.line_num + 1
-    return records
-
-
 def read_json(path: Path, problems: Problems):
     text = read_text(path, problems)
     if text is None:
@@ -106,12 +77,12 @@ def read_json(path: Path, problems: Problems):
 
 def read_languages(path: Path, problems: Problems) -> pl.DataFrame:
     rows = []
-    for line, r in read_csv_records(path, LANGUAGE_COLUMNS, problems):
+    for line, r in records.read_rows(path, LANGUAGE_COLUMNS, (), problems):
         if r["resource_level"] not in vocab.RESOURCE_LEVELS:
-            problems.add(path, f"line {line} ({r['language']})", "resource_level",
+            problems.add(path, f"{line} ({r['language']})", "resource_level",
                          f"is {r['resource_level']!r}; expected one of {', '.join(vocab.RESOURCE_LEVELS)}")
         if not r["language"] or not r["iso_code"]:
-            problems.add(path, f"line {line}", "language", "language and iso_code must not be empty")
+            problems.add(path, line, "language", "language and iso_code must not be empty")
         rows.append(r)
     duplicates = {r["language"] for r in rows if sum(o["language"] == r["language"] for o in rows) > 1}
     for name in sorted(duplicates):
@@ -121,9 +92,9 @@ def read_languages(path: Path, problems: Problems) -> pl.DataFrame:
 
 def read_categories(path: Path, problems: Problems) -> pl.DataFrame:
     rows = []
-    for line, r in read_csv_records(path, CATEGORY_COLUMNS, problems):
+    for line, r in records.read_rows(path, CATEGORY_COLUMNS, (), problems):
         if not r["Category"]:
-            problems.add(path, f"line {line}", "Category", "is empty")
+            problems.add(path, line, "Category", "is empty")
         rows.append({
             "category": r["Category"],
             "description": r["Description"],
@@ -275,8 +246,8 @@ def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, lan
         for aid, qid, model in answers.filter(~pl.col("is_human")).select("answer_id", "question_id", "model").iter_rows()
     }
     rows = []
-    for line, r in read_csv_records(path, RATING_COLUMNS, problems):
-        record = f"line {line} (annotation_id {r['annotation_id']})"
+    for line, r in records.read_rows(path, RATING_COLUMNS, (), problems):
+        record = f"{line} (annotation_id {r['annotation_id']})"
         bad = False
 
         def fail(field: str, message: str) -> None:

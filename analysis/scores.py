@@ -29,6 +29,7 @@ N_RESAMPLES = 2000
 CONFIDENCE = 0.95
 SEED = 6
 # Bound on the resampled indices held at once (resamples x answers), to keep memory flat for large groups.
+_FEW_DISTINCT = 64
 _BOOTSTRAP_BLOCK = 2_000_000
 
 # Per-answer score columns, in the order they are reported, with their titles (cells show them x 100).
@@ -101,11 +102,19 @@ def bootstrap_mean_ci(values: np.ndarray, rng: np.random.Generator, n_resamples:
                       confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of `values`: resample the values with replacement."""
     values = np.asarray(values, dtype=np.float64)
-    means = np.empty(n_resamples)
-    block = max(1, _BOOTSTRAP_BLOCK // len(values))
-    for start in range(0, n_resamples, block):
-        size = min(block, n_resamples - start)
-        means[start:start + size] = values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
+    distinct, frequency = np.unique(values, return_counts=True)
+    if len(distinct) <= _FEW_DISTINCT:
+        # A resample is a multinomial draw of how often each distinct value comes up: the same
+        # distribution as drawing answers, at a cost that does not grow with the number of answers
+        # (verdicts are 0/1, scores take few values).
+        counts = rng.multinomial(len(values), frequency / len(values), size=n_resamples)
+        means = counts @ distinct / len(values)
+    else:
+        means = np.empty(n_resamples)
+        block = max(1, _BOOTSTRAP_BLOCK // len(values))
+        for start in range(0, n_resamples, block):
+            size = min(block, n_resamples - start)
+            means[start:start + size] = values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
