@@ -95,13 +95,19 @@ FROM raw_questions r
 LEFT JOIN (SELECT name, category FROM raw_questions WHERE question_type = 'agnostic' AND language = 'English') english
        ON r.question_type = 'agnostic' AND english.name = r.name
 """
+# The window runs over the keys alone: sorting whole answers, texts and all, would hold them in memory.
 ANSWERS_SQL = """
 INSERT INTO answers
-SELECT row_number() OVER (ORDER BY q.question_id, a.is_human DESC, a.model NULLS LAST, a.name) AS answer_id,
-       q.question_id, a.name, a.model, a.model_version, a.is_human, a.is_dot_points, a.language, a.text,
-       a.text_en, strlen(a.text)
-FROM raw_answers a
-JOIN questions q ON q.name = a.question_name AND q.language = a.question_language
+SELECT k.answer_id, k.question_id, a.name, a.model, a.model_version, a.is_human, a.is_dot_points, a.language,
+       a.text, a.text_en, strlen(a.text)
+FROM (
+    SELECT r.rowid AS raw_row, q.question_id,
+           row_number() OVER (ORDER BY q.question_id, r.is_human DESC, r.model NULLS LAST, r.name) AS answer_id
+    FROM raw_answers r
+    JOIN questions q ON q.name = r.question_name AND q.language = r.question_language
+) k
+JOIN raw_answers a ON a.rowid = k.raw_row
+ORDER BY k.answer_id
 """
 MODEL_VERSIONS_SQL = """
 SELECT model, string_agg(DISTINCT model_version, ', ' ORDER BY model_version) AS version
@@ -177,6 +183,7 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
         try:
             # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool.
             with duckdb.connect(str(tmp), config={"memory_limit": BUILD_MEMORY_LIMIT}) as con:
+                con.execute("SET enable_progress_bar = false")  # the build draws its own
                 with stage("release"):
                     load_release(con, source, progress)
                     insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))

@@ -294,7 +294,7 @@ WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
 ORDER BY a.answer_id
 """
 # Answers are read and judged this many at a time, so that memory stays bounded however many there are.
-BATCH_SIZE = 50_000
+BATCH_SIZE = 20_000
 
 
 def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int], **options) -> pl.DataFrame:
