@@ -307,7 +307,10 @@ def question_language_ids(con: duckdb.DuckDBPyConnection, langid_engine: str = "
     questions = con.sql("""
         SELECT q.question_id, q.text, q.language, l.iso_code
         FROM questions q JOIN languages l USING (language) ORDER BY q.question_id""").pl()
-    verdicts = Identifier(langid_engine).identify(questions["text"].to_list(), questions["language"].to_list())
+    identifier, texts, languages = Identifier(langid_engine), questions["text"].to_list(), questions["language"].to_list()
+    # In batches: the langid step's working memory grows with the number of texts it is given at once.
+    verdicts = [v for start in range(0, len(texts), BATCH_SIZE)
+                for v in identifier.identify(texts[start:start + BATCH_SIZE], languages[start:start + BATCH_SIZE])]
     return (questions.with_columns(
         language_engine=pl.Series([v.engine for v in verdicts], dtype=pl.String),
         language_raw=pl.Series([v.raw_json() for v in verdicts], dtype=pl.String),
