@@ -10,6 +10,7 @@ messages are returned with each fit instead, and an R error is raised as `RError
 
 import importlib
 import math
+import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -130,6 +131,7 @@ _helpers = None
 
 def _robjects():
     """rpy2's robjects with R started, or `RUnavailable` saying how to install what is missing."""
+    library_path = os.environ.get("LD_LIBRARY_PATH")
     try:
         return importlib.import_module("rpy2.robjects")
     except ImportError as exc:
@@ -139,6 +141,14 @@ def _robjects():
         ) from exc
     except (OSError, RuntimeError, ValueError) as exc:
         raise RUnavailable(f"R could not be started through rpy2 ({exc}). {R_INSTALL_HINT}.") from exc
+    finally:
+        # rpy2 puts R's and the system's library folders on LD_LIBRARY_PATH to start R. R is loaded by
+        # then; left in place, the variable makes every process started afterwards (Jupyter kernels,
+        # Papermill runs) load the system's libpython, an older Python than this one.
+        if library_path is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = library_path
 
 
 def require_r_packages(*packages: str) -> None:
