@@ -13,13 +13,9 @@ from analysis.errors import InputError
 
 
 @pytest.fixture(scope="module")
-def loaded_database(release_folder, tmp_path_factory) -> Path:
-    """A database built from the real snapshot, with the NativQA tables of data/nativqa added."""
-    path = tmp_path_factory.mktemp("nativqa") / "calmqa.duckdb"
-    db.build(release_folder, path)
-    with duckdb.connect(str(path)) as con:
-        nativqa.write_tables(con)
-    return path
+def loaded_database(database) -> Path:
+    """The session's database: its build loads the NativQA tables of data/nativqa."""
+    return database
 
 
 @pytest.fixture
