@@ -10,6 +10,8 @@ MANIFEST = DATA / "calmqa-manifest.csv"
 LANGUAGES_CSV = DATA / "calmqa-languages.csv"
 DATABASE = DATA / "calmqa.duckdb"
 NATIVQA = DATA / "nativqa"
+# The numbers the two papers print, transcribed (analysis/paper.py reads them).
+PAPER_CLAIMS = DATA / "paper" / "claims"
 BENCH_RESULTS = ROOT / "bench" / "results"
 NOTEBOOKS = ROOT / "notebooks"
 FIGURES = ROOT / "figures"
