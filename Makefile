@@ -18,7 +18,7 @@ VERIFY ?= yes
 
 # The database depends on the code that builds it; reports depend on all the package code.
 DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py language_id.py nativqa.py release.py schema.py \
-                             surface.py vocabulary.py) \
+                             surface.py tokenizer.py vocabulary.py) \
            $(wildcard data/nativqa/*.csv)
 # Code that only the index, the browser check or the explorer use must not re-run every notebook.
 PACKAGE_CODE := $(filter-out analysis/index.py analysis/browser.py analysis/explorer.py,$(wildcard analysis/*.py))
@@ -31,7 +31,7 @@ NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_
 REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
 INDEX := reports/index.html
 
-.PHONY: help setup data db figures check-reports import-answers import-metrics import-questions test bench bench-surface lab clean
+.PHONY: help setup data db figures check-reports import-answers import-metrics import-questions test bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -87,6 +87,9 @@ bench: $(DATA_STAMP) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*
 	$(PY) scripts/bench_surface.py --db $(DB)
+
+check-tokenizer: $(DB) | $(SETUP) ## o200k_base: tiktoken vs quicktok token ids on every text; repetition verdicts vs cl100k -> bench/results/tokenizer.*
+	$(PY) scripts/check_tokenizer.py --db $(DB)
 
 lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks

@@ -1,4 +1,4 @@
-"""Human evaluation (analyses.md section 5): the rating tables and distributions, the cumulative link
+"""Human evaluation (docs/methods.md, section 05 Human evaluation): the rating tables and distributions, the cumulative link
 mixed models of the 300 native-speaker ratings, and their results worded as sentences.
 
 The models themselves are fitted by `analysis.statistics` (R's `ordinal`, `emmeans`; pymer4). Reference
@@ -32,6 +32,8 @@ LEVELS = {
 }
 VERDICTS = ("language_correct", "factuality", "omissions")
 SINGLE_PREDICTORS = ("model", "question_type", "factuality", "omissions", "language_correct")
+# Table 23's last model: model and question type with their interaction (the model of Table 21).
+INTERACTION = "model * question_type"
 RANDOM_INTERCEPT = "(1 | annotator)"
 BINARY_OUTCOMES = {"no_factuality_issue": ("factuality", "none"), "no_omission": ("omissions", "none")}
 Z_95 = 1.959963984540054
@@ -208,46 +210,55 @@ def _format_p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
-def probability_sentence(variable: str, level_a: str, level_b: str, estimate: float, std_error: float, p: float) -> str:
-    """The paper's wording of a log-odds difference b of group A over group B: "an answer of A has a
-    logistic(b) chance of a higher rating than one of B", said of the favoured group, with its 95% interval."""
+def odds_sentence(variable: str, level_a: str, level_b: str, estimate: float, std_error: float, p: float) -> str:
+    """A log-odds difference b of group A over group B in words: the odds ratio of a higher rating, said of
+    the favoured group, with its 95% interval, and logistic(b), the percentage the paper reports for it.
+
+    logistic(b) = OR / (1 + OR) is the odds ratio put on a 0-100 scale; the paper calls it a "chance of a
+    higher rating", but it is not the probability that one answer is rated above another."""
     if estimate < 0:
         level_a, level_b, estimate = level_b, level_a, -estimate
-    low, high = expit(estimate - Z_95 * std_error), expit(estimate + Z_95 * std_error)
+    low, high = math.exp(estimate - Z_95 * std_error), math.exp(estimate + Z_95 * std_error)
     return (
-        f"An answer {answer_phrase(variable, level_a)} has a **{expit(estimate):.0%}** chance "
-        f"(95% CI {low:.0%} to {high:.0%}) of a higher rating than one {answer_phrase(variable, level_b)} "
-        f"(log-odds {estimate:.2f}, {_format_p(p)})."
+        f"An answer {answer_phrase(variable, level_a)} has **{math.exp(estimate):.2f} times the odds** of a higher "
+        f"rating than one {answer_phrase(variable, level_b)} (odds ratio, 95% CI {low:.2f} to {high:.2f}; log-odds "
+        f"{estimate:.2f}, {_format_p(p)}); the paper's figure for this, logistic(b), is {expit(estimate):.0%}."
     )
 
 
+def _odds_columns(table: pl.DataFrame) -> pl.DataFrame:
+    """Odds ratio exp(b) with its Wald 95% interval, and logistic(b) in % (the paper's reading) both ways."""
+    b, se = pl.col("estimate"), pl.col("std_error")
+    return table.with_columns(
+        odds_ratio=b.exp(), odds_ratio_ci_low=(b - Z_95 * se).exp(), odds_ratio_ci_high=(b + Z_95 * se).exp(),
+        logistic_pct=100 / (1 + (-b).exp()), logistic_reversed_pct=100 / (1 + b.exp()))
+
+
 def coefficient_table(fit: statistics.OrdinalFit) -> pl.DataFrame:
-    """The fixed effects of a fit with what they compare and their wording as probabilities."""
+    """The fixed effects of a fit with what they compare, their odds ratios and their wording."""
     rows = []
     for row in fit.coefficients.iter_rows(named=True):
         parts = _split_term(row["term"])
         if len(parts) == 1:
             variable, level = parts[0]
-            sentence = probability_sentence(variable, level, LEVELS[variable][0],
-                                            row["estimate"], row["std_error"], row["p"])
+            sentence = odds_sentence(variable, level, LEVELS[variable][0], row["estimate"], row["std_error"], row["p"])
         else:
             (variable, level), (by_variable, by_level) = parts
             sentence = (
                 f"Interaction: for {level_name(variable, level)}, the log-odds difference of "
                 f"{level_name(by_variable, by_level)} over {level_name(by_variable, LEVELS[by_variable][0])} "
                 f"questions is {abs(row['estimate']):.2f} {'larger' if row['estimate'] > 0 else 'smaller'} than for "
-                f"{level_name(variable, LEVELS[variable][0])} ({_format_p(row['p'])})."
+                f"{level_name(variable, LEVELS[variable][0])} (ratio of odds ratios {math.exp(row['estimate']):.2f}, "
+                f"{_format_p(row['p'])})."
             )
         rows.append({
             "term": row["term"],
             "comparison": " x ".join(f"{level_name(v, lv)} vs {level_name(v, LEVELS[v][0])}" for v, lv in parts),
             "estimate": row["estimate"], "std_error": row["std_error"], "z": row["z"], "p": row["p"],
-            "probability_higher": row["probability_higher"],
-            "probability_ci_low": float(expit(row["estimate"] - Z_95 * row["std_error"])),
-            "probability_ci_high": float(expit(row["estimate"] + Z_95 * row["std_error"])),
             "sentence": sentence,
         })
-    return pl.DataFrame(rows)
+    table = _odds_columns(pl.DataFrame(rows))
+    return table.select(pl.exclude("sentence"), "sentence")
 
 
 def contrast_table(fit: statistics.OrdinalFit, variable: str, by: str | None = None, adjust: str = "tukey",
@@ -256,10 +267,10 @@ def contrast_table(fit: statistics.OrdinalFit, variable: str, by: str | None = N
     contrasts = statistics.pairwise_contrasts(fit, variable, by=by, adjust=adjust, across_groups=across_groups)
     sentences = [
         (f"{level_name(by, row[by])}: " if by else "")
-        + probability_sentence(variable, row["level_a"], row["level_b"], row["estimate"], row["std_error"], row["p"])
+        + odds_sentence(variable, row["level_a"], row["level_b"], row["estimate"], row["std_error"], row["p"])
         for row in contrasts.iter_rows(named=True)
     ]
-    return contrasts.with_columns(sentence=pl.Series(sentences, dtype=pl.String))
+    return _odds_columns(contrasts).with_columns(sentence=pl.Series(sentences, dtype=pl.String))
 
 
 def fit_table(fits: dict[str, statistics.OrdinalFit]) -> pl.DataFrame:
@@ -287,15 +298,18 @@ def bullets(sentences) -> str:
     return "\n".join(f"- {s}" for s in sentences)
 
 
-def single_predictor_r2(frame: pd.DataFrame, predictors: Sequence[str] = SINGLE_PREDICTORS) -> pl.DataFrame:
-    """Table 23: one model per predictor; Nakagawa's marginal R squared (the predictor alone) and conditional
-    R squared (with the annotator intercept), sorted by the marginal R squared."""
+def single_predictor_r2(frame: pd.DataFrame, predictors: Sequence[str] = (*SINGLE_PREDICTORS, INTERACTION)) -> pl.DataFrame:
+    """Table 23: one model per predictor, and last the model with model, question type and their
+    interaction (Table 21's, whose R squared its caption prints); Nakagawa's marginal R squared (fixed
+    effects alone) and conditional R squared (with the annotator intercept), in the paper's three decimals
+    and unrounded. Sorted by the marginal R squared."""
     rows = []
     for predictor in predictors:
         fit = fit_rating_model(frame, predictor)
         r2 = statistics.nakagawa_r2(fit)
         rows.append({
-            "predictor": predictor, "r2_marginal": r2.marginal, "r2_conditional": r2.conditional,
+            "predictor": predictor, "r2_marginal": round(r2.marginal, 3), "r2_conditional": round(r2.conditional, 3),
+            "r2_marginal_unrounded": r2.marginal, "r2_conditional_unrounded": r2.conditional,
             "var_fixed": r2.var_fixed, "var_annotator": r2.var_random, "var_residual": r2.var_residual,
             "log_likelihood": fit.log_likelihood, "aic": fit.aic,
         })
@@ -349,7 +363,8 @@ def summary(table: pl.DataFrame, model_contrasts: pl.DataFrame, question_type_fi
     ]
     preferred = "; ".join(f"{DISPLAY_NAME[a]} over {DISPLAY_NAME[b]}" for a, b in ordered_pairs) or "none"
     qt = coefficient_table(question_type_fit).row(0, named=True)
-    top = r2.row(0, named=True)
+    top = r2.filter(pl.col("predictor") != INTERACTION).row(0, named=True)
+    interaction = r2.filter(pl.col("predictor") == INTERACTION).row(0, named=True)
     return (
         f"**{len(table)} ratings** by {table['annotator'].n_unique()} annotators in {table['language'].n_unique()} "
         f"languages. {DISPLAY_NAME[best['model']]} has the highest mean rating ({best['rating']:.2f} of 5), "
@@ -357,6 +372,8 @@ def summary(table: pl.DataFrame, model_contrasts: pl.DataFrame, question_type_fi
         f"Pairwise contrasts of the model CLMM ({adjustment_name(model_contrasts['adjust'][0])}-adjusted, "
         f"p < 0.05) prefer: {preferred}. "
         f"{qt['sentence']} "
-        f"Of the single predictors, *{top['predictor']}* explains the most: marginal R² {top['r2_marginal']:.2f} "
-        f"(conditional {top['r2_conditional']:.2f} with the annotator)."
+        f"Of the single predictors, *{top['predictor']}* explains the most: marginal R² {top['r2_marginal']:.3f} "
+        f"(conditional {top['r2_conditional']:.3f} with the annotator). The model with model, question type and "
+        f"their interaction (Table 21) has marginal R² {interaction['r2_marginal']:.3f} and conditional "
+        f"R² {interaction['r2_conditional']:.3f}."
     )

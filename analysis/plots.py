@@ -16,6 +16,15 @@ FONT = "Noto Sans, DejaVu Sans, sans-serif"
 # A colour-blind-safe sequential scheme for every heatmap of the suite.
 SEQUENTIAL_SCHEME = "viridis"
 MISSING_COLOUR = "#eeeeee"
+# Cells that have no share to colour, and why: drawn in their own colour (hatched in print) with a
+# legend and a short label, never in the data's colour scale. Keys are the values of a heatmap's
+# `status` column.
+STATUS_STYLES = {
+    "provider errors only": {"colour": "#d6604d", "label": "err", "hatch": "xxx",
+                             "meaning": "every answer was a provider error"},
+    "language not identified": {"colour": "#b0b0b0", "label": "n/i", "hatch": "///",
+                                "meaning": "the language cannot be identified reliably"},
+}
 # Signal names shared by the charts of a report and the page script that links them.
 PICK = "calmqa_pick"
 HIGHLIGHT = "calmqa_highlight"
@@ -54,12 +63,15 @@ def heatmap(
     tooltip: list[str] | None = None,
     value_format: str = "d",
     column: str | None = None,
+    status: str | None = None,
     linked: bool = True,
 ) -> alt.Chart:
     """A heatmap of `value` by `x` and `y` with the value printed in each cell.
 
     Cells whose value is null are drawn grey and left without a number. `column` facets the heatmap
-    side by side (for example agnostic and specific questions). The tooltip shows `tooltip` (by
+    side by side (for example agnostic and specific questions). Cells with a `status` (a column whose
+    values are keys of `STATUS_STYLES`) are drawn in that status's colour with its short label and a
+    legend, outside the value's colour scale. The tooltip shows `tooltip` (by
     default the row, the column, the value and whichever of `TOOLTIP_EXTRAS` the table has), with
     the value and its confidence bounds in `value_format`. With `linked`, a click picks the cell's
     row and column values for the report's highlighting.
@@ -69,7 +81,18 @@ def heatmap(
     x_enc = alt.X(f"{x}:N", sort=x_order, title=None, axis=alt.Axis(labelAngle=-45))
     y_enc = alt.Y(f"{y}:N", sort=y_order, title=None, axis=alt.Axis(labelLimit=320))
     tooltip_columns = tooltip or [y, x, value, *(c for c in TOOLTIP_EXTRAS if c in table.columns)]
-    cells = base.mark_rect().encode(
+    if status is not None and status not in tooltip_columns:
+        tooltip_columns = [*tooltip_columns, status]
+    if status is not None:
+        unknown = set(table[status].drop_nulls()) - set(STATUS_STYLES)
+        if unknown:
+            raise ValueError(f"heatmap {title!r}: statuses {sorted(unknown)} have no style in plots.STATUS_STYLES")
+        has_status = f"isValid(datum[{json.dumps(status)}])"
+        base_values = base.transform_filter(f"!({has_status})")
+        base_status = base.transform_filter(has_status)
+    else:
+        base_values = base
+    cells = base_values.mark_rect().encode(
         x=x_enc,
         y=y_enc,
         color=alt.condition(
@@ -80,26 +103,42 @@ def heatmap(
         tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
     )
     domain_middle = _middle(table[value])
-    labels = base.mark_text(fontSize=9).encode(
+    labels = base_values.mark_text(fontSize=9).encode(
         x=x_enc,
         y=y_enc,
         text=alt.Text(f"{value}:Q", format=value_format),
         color=alt.condition(f"datum[{json.dumps(value)}] < {domain_middle}", alt.value("white"), alt.value("black")),
     )
+    layers = [cells, labels]
+    if status is not None:
+        shown = list(STATUS_STYLES)
+        status_colour = alt.Color(f"{status}:N", title="no share shown",
+                                  scale=alt.Scale(domain=shown, range=[STATUS_STYLES[s]["colour"] for s in shown]))
+        status_cells = base_status.mark_rect().encode(
+            x=x_enc, y=y_enc, color=status_colour,
+            tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns])
+        short = {s: STATUS_STYLES[s]["label"] for s in shown}
+        status_labels = base_status.transform_calculate(
+            status_label=f"{json.dumps(short)}[datum[{json.dumps(status)}]]",
+        ).mark_text(fontSize=8, color="black").encode(x=x_enc, y=y_enc, text="status_label:N")
+        layers += [status_cells, status_labels]
     if linked:
         highlighted = (f"length({HIGHLIGHT}) == 0 || indexof({HIGHLIGHT}, toString(datum[{json.dumps(x)}])) >= 0"
                        f" || indexof({HIGHLIGHT}, toString(datum[{json.dumps(y)}])) >= 0")
         opacity = alt.condition(highlighted, alt.value(1.0), alt.value(DIMMED_OPACITY))
         pick = alt.selection_point(name=PICK, fields=[x, y], on="click", clear="dblclick", toggle=False)
-        cells = cells.encode(opacity=opacity).add_params(pick)
-        labels = labels.encode(opacity=opacity)
-    chart = cells + labels
+        layers = [layers[0].encode(opacity=opacity).add_params(pick),
+                  *(layer.encode(opacity=opacity) for layer in layers[1:])]
+    chart = alt.layer(*layers)
+    if status is not None:
+        chart = chart.resolve_scale(color="independent")
     if column is not None:
         chart = chart.facet(column=alt.Column(f"{column}:N", title=None)).resolve_scale(x="independent")
     if linked:
         chart = chart.add_params(alt.param(name=HIGHLIGHT, value=[]))
     meta = {"x": x, "y": y, "value": value, "title": title, "value_title": value_title,
-            "x_order": x_order, "y_order": y_order, "value_format": value_format, "column": column}
+            "x_order": x_order, "y_order": y_order, "value_format": value_format, "column": column,
+            "status": status}
     return chart.properties(title=title, usermeta={HEATMAP_META: meta})
 
 

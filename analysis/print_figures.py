@@ -21,6 +21,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.patches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
@@ -78,7 +79,8 @@ def _ordered(values: list, order: list | None) -> list:
 
 
 def check_columns(table: pl.DataFrame, meta: dict) -> None:
-    missing = [c for c in (meta["x"], meta["y"], meta["value"], meta.get("column")) if c and c not in table.columns]
+    missing = [c for c in (meta["x"], meta["y"], meta["value"], meta.get("column"), meta.get("status"))
+               if c and c not in table.columns]
     if missing:
         raise ValueError(f"the table of heatmap {meta['title']!r} lacks the columns {missing}")
 
@@ -86,7 +88,7 @@ def check_columns(table: pl.DataFrame, meta: dict) -> None:
 def heatmap_figure(table: pl.DataFrame, meta: dict) -> plt.Figure:
     """The matplotlib figure of a heatmap described by `meta` (from `plots.heatmap_meta`)."""
     check_columns(table, meta)
-    x, y, value, column = meta["x"], meta["y"], meta["value"], meta.get("column")
+    x, y, value, column, status = meta["x"], meta["y"], meta["value"], meta.get("column"), meta.get("status")
     panels = _ordered(table[column].to_list(), None) if column else [None]
     rows = _ordered(table[y].to_list(), meta.get("y_order"))
     fmt = python_format(meta.get("value_format", "d"))
@@ -116,6 +118,12 @@ def heatmap_figure(table: pl.DataFrame, meta: dict) -> plt.Figure:
         for r, c, v in part.select(y, x, pl.col(value).cast(pl.Float64)).iter_rows():
             if v is not None and not math.isnan(v):
                 grid[row_index[r], column_index[c]] = v
+        statuses = {}
+        if status:
+            for r, c, s in part.select(y, x, status).iter_rows():
+                if s is not None:
+                    statuses[row_index[r], column_index[c]] = s
+                    grid[row_index[r], column_index[c]] = np.nan
         last = index == len(panels) - 1
         sns.heatmap(
             np.ma.masked_invalid(grid), ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, cbar=last,
@@ -123,6 +131,11 @@ def heatmap_figure(table: pl.DataFrame, meta: dict) -> plt.Figure:
             xticklabels=[str(c) for c in columns], yticklabels=[str(r) for r in rows] if index == 0 else False,
             linewidths=0, square=False,
         )
+        for (i, j), s in statuses.items():
+            style = plots.STATUS_STYLES[s]
+            ax.add_patch(matplotlib.patches.Rectangle((j, i), 1, 1, facecolor=style["colour"], hatch=style["hatch"],
+                                                      edgecolor="white", linewidth=0))
+            ax.text(j + 0.5, i + 0.5, style["label"], ha="center", va="center", fontsize=5.5, color="black")
         for i in range(len(rows)):
             for j in range(len(columns)):
                 if not np.isnan(grid[i, j]):
@@ -134,6 +147,12 @@ def heatmap_figure(table: pl.DataFrame, meta: dict) -> plt.Figure:
         ax.set_xticklabels(ax.get_xticklabels(), rotation=45, ha="right", rotation_mode="anchor")
         if panel is not None:
             ax.set_title(str(panel), fontsize=9)
+    shown = sorted(set(table[status].drop_nulls())) if status else []
+    if shown:
+        handles = [matplotlib.patches.Patch(facecolor=plots.STATUS_STYLES[s]["colour"], hatch=plots.STATUS_STYLES[s]["hatch"],
+                                            edgecolor="white", label=f"{plots.STATUS_STYLES[s]['label']}: {s}")
+                   for s in shown]
+        fig.legend(handles=handles, loc="outside lower left", ncols=len(handles), frameon=False, fontsize=7)
     fig.suptitle(meta["title"], x=0.01, ha="left", fontsize=10)
     return fig
 

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import polars.selectors as cs
-from scipy.special import expit
 
 R_INSTALL_HINT = (
     "Install R and the packages: on Debian/Ubuntu `apt-get install r-base-core r-cran-ordinal "
@@ -235,8 +234,7 @@ def _messages(r_list) -> tuple[str, ...]:
 class OrdinalFit:
     """A cumulative link (mixed) model fitted by R's `ordinal`, with its tidy results.
 
-    `coefficients`: one row per fixed effect (log-odds of a higher rating; `probability_higher` is
-    logistic(estimate)). `thresholds`: the flexible cut points between adjacent rating levels.
+    `coefficients`: one row per fixed effect (log-odds of a higher rating). `thresholds`: the flexible cut points between adjacent rating levels.
     `random_effects`: variance of each random term (empty for `clm`). `convergence`: the optimiser's
     code (0 = converged) and message, the largest absolute gradient, the condition number of the Hessian.
     """
@@ -266,10 +264,7 @@ def _fit_ordinal(formula: str, data: pd.DataFrame, random: bool) -> OrdinalFit:
     r_fit = result.rx2("value")
     parameters = _to_polars(_call("tabulating the parameters", "parameter_table", r_fit))
     summary = _to_polars(_call("summarising the fit", "fit_summary", r_fit)).row(0, named=True)
-    coefficients = (
-        parameters.filter(~pl.col("is_threshold")).drop("is_threshold")
-        .with_columns(probability_higher=pl.col("estimate").map_batches(lambda s: pl.Series(expit(s.to_numpy()))))
-    )
+    coefficients = parameters.filter(~pl.col("is_threshold")).drop("is_threshold")
     return OrdinalFit(
         formula=formula,
         coefficients=coefficients,
@@ -320,9 +315,7 @@ def pairwise_contrasts(fit: OrdinalFit, specs: str, by: str | None = None, adjus
             pl.lit(adjust).alias("adjust"),
         )
         .unnest("levels")
-        .with_columns(probability_higher=pl.col("estimate").map_batches(lambda s: pl.Series(expit(s.to_numpy()))))
-        .select(*by_columns, "contrast", "level_a", "level_b", "estimate", "std_error", "z", "p", "adjust",
-                "probability_higher")
+        .select(*by_columns, "contrast", "level_a", "level_b", "estimate", "std_error", "z", "p", "adjust")
     )
 
 

@@ -560,18 +560,20 @@ SELECT m.display_name AS model, s.tokenizer,
        stddev_samp(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS std_clean
 FROM answer_surface s
 JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
+WHERE q.question_type = $question_type
 GROUP BY ALL
 ORDER BY any_value(m.rowid)
 """
 
 
-def answer_token_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def answer_token_counts(con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE) -> pl.DataFrame:
     """Table 17: mean, median and standard deviation (n - 1) of the answers' length in o200k_base tokens,
-    per model, over all answers (provider errors included, as their codes' tokens) and over the answers in
-    the correct language without repetitions (19 languages: the others get no language verdict); one
-    decimal, as the paper prints them."""
-    table = con.sql(TOKEN_COUNTS_SQL).pl()
+    per model, over its answers to the culturally specific questions (the paper's "all data" comes out so:
+    provider errors included, as the tokens of their codes) and over those in the correct language without
+    repetitions (19 languages: the others get no language verdict); one decimal."""
+    table = con.sql(TOKEN_COUNTS_SQL, params={"question_type": question_type}).pl()
     return table.with_columns(pl.col("^(mean|median|std)_.*$").round(1))
 
 
@@ -734,3 +736,20 @@ def bench_markdown(bench: dict) -> str:
         lines += ["", "No answer of a reliably identified language gets a different language from the two pipelines: "
                       "the batch engine runs the `langid` package's own model and scoring, so its verdicts are langid's."]
     return "\n".join(lines)
+
+
+def tokenizer_markdown(con: duckdb.DuckDBPyConnection, check: dict | None) -> str:
+    """Which encoding counted the repetitions and token lengths, and how it was verified (from
+    `make check-tokenizer`'s results when they are there)."""
+    used = [r[0] for r in con.sql("SELECT DISTINCT tokenizer FROM answer_surface ORDER BY 1").fetchall()]
+    text = (f"Repetitions and token counts use tiktoken's **{', '.join(used)}** encoding, as the paper did, offline: "
+            f"its rank file is rebuilt from the `quicktok-v1` package and checked against tiktoken's own sha256 "
+            f"(`{tokenizer.O200K_SHA256[:12]}...`) before use.")
+    if check is None:
+        return text + (" `make check-tokenizer` compares its token ids with a second implementation on every text "
+                       "of the release and measures what cl100k_base would change; it has not been run here.")
+    e, r = check["exactness"], check["repetition"]
+    outcome = "identical on every one" if e["n_differing"] == 0 else f"**different on {e['n_differing']}**"
+    return text + (f" Against {e['second_implementation']}'s own implementation, the token ids are {outcome} of "
+                   f"{e['n_texts']:,} texts ({e['n_tokens']:,} tokens). With cl100k_base instead, "
+                   f"{r['n_verdicts_changed']} of the {r['n_model_answers']:,} repetition verdicts would change.")

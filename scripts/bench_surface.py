@@ -49,11 +49,9 @@ def authors_language(text: str, language: str) -> str:
     return langid.classify(text)[0]
 
 
-def authors_repetition(text: str, encoding_name: str, n: int = 20, threshold: int = 4) -> bool:
+def authors_repetition(text: str, encoding, n: int = 20, threshold: int = 4) -> bool:
     """detect_repetitions.py: any token n-gram occurring `threshold` times or more."""
-    import tiktoken
-
-    token_ids = tiktoken.get_encoding(encoding_name).encode(text, disallowed_special=())
+    token_ids = encoding.encode(text, disallowed_special=())
     counts = Counter(tuple(token_ids[i:i + n]) for i in range(len(token_ids) - n + 1))
     return any(v >= threshold for v in counts.values())
 
@@ -76,7 +74,8 @@ def run(db_path: Path, out_dir: Path) -> dict:
     models = con.sql("SELECT answer_id, model FROM answers WHERE NOT is_human").pl()
     answers = con.sql(surface.MODEL_ANSWERS_SQL, params={"answer_ids": models["answer_id"].to_list()}).pl()
     con.close()
-    tokenizer = surface.repetition_tokenizer().name
+    encoding = surface.repetition_tokenizer()
+    tokenizer = encoding.name
     load_before = os.getloadavg()
 
     # The project's stage first with the default engine (twice: the first run also fills langid's
@@ -91,7 +90,7 @@ def run(db_path: Path, out_dir: Path) -> dict:
         if engine == "langid-batch" and len(runs) == 2:
             texts, languages = answers["text"].to_list(), answers["language"].to_list()
             codes, language_seconds, language_cpu = timed(lambda: [authors_language(t, l) if t else None for t, l in zip(texts, languages)])
-            repeats, repetition_seconds, repetition_cpu = timed(lambda: [authors_repetition(t, tokenizer) for t in texts])
+            repeats, repetition_seconds, repetition_cpu = timed(lambda: [authors_repetition(t, encoding) for t in texts])
 
     authors = answers.select("answer_id", "language", "iso_code").with_columns(
         authors_language=pl.Series([normalise_code(c) if c else None for c in codes], dtype=pl.String),

@@ -59,15 +59,17 @@ def test_model_frame_puts_reference_levels_first():
     assert not frame.isna().any().any()
 
 
-def test_probability_sentence_names_the_favoured_group_first():
-    favoured = human_evaluation.probability_sentence("model", "gpt-4-turbo", "claude-3-opus", math.log(3), 0.1, 0.0004)
-    assert favoured.startswith("An answer of GPT-4 Turbo has a **75%** chance")
+def test_odds_sentence_names_the_favoured_group_first_and_says_odds():
+    favoured = human_evaluation.odds_sentence("model", "gpt-4-turbo", "claude-3-opus", math.log(3), 0.1, 0.0004)
+    assert favoured.startswith("An answer of GPT-4 Turbo has **3.00 times the odds** of a higher rating")
     assert "than one of Claude 3 Opus" in favoured and "p < 0.001" in favoured
-    reversed_ = human_evaluation.probability_sentence("model", "claude-3-opus", "gpt-4-turbo", -math.log(3), 0.1, 0.2)
-    assert reversed_.split(" (log-odds")[0] == favoured.split(" (log-odds")[0]
+    assert "logistic(b), is 75%" in favoured and "chance" not in favoured
+    reversed_ = human_evaluation.odds_sentence("model", "claude-3-opus", "gpt-4-turbo", -math.log(3), 0.1, 0.2)
+    assert reversed_.split(" (odds ratio")[0] == favoured.split(" (odds ratio")[0]
     assert "p = 0.200" in reversed_
-    omissions = human_evaluation.probability_sentence("omissions", "major", "none", -math.log(9), 0.5, 0.01)
-    assert omissions.startswith("An answer with no omissions has a **90%** chance")
+    omissions = human_evaluation.odds_sentence("omissions", "major", "none", -math.log(9), 0.5, 0.01)
+    assert omissions.startswith("An answer with no omissions has **9.00 times the odds**")
+    assert "logistic(b), is 90%" in omissions
 
 
 def test_terms_are_read_as_factor_levels():
@@ -105,7 +107,7 @@ def test_analyses_on_the_real_ratings(con):
     interaction = human_evaluation.coefficient_table(human_evaluation.fit_rating_model(frame, "model * question_type"))
     assert interaction.filter(pl.col("term").str.contains(":"))["sentence"].str.starts_with("Interaction").all()
 
-    r2 = human_evaluation.single_predictor_r2(frame, ["model", "question_type"])
+    r2 = human_evaluation.single_predictor_r2(frame, ["model", "question_type", human_evaluation.INTERACTION])
     assert r2["r2_marginal"].to_list() == sorted(r2["r2_marginal"], reverse=True)
     assert ((r2["r2_marginal"] > 0) & (r2["r2_marginal"] < r2["r2_conditional"]) & (r2["r2_conditional"] < 1)).all()
 
@@ -113,6 +115,12 @@ def test_analyses_on_the_real_ratings(con):
     text = human_evaluation.summary(ratings, contrasts, question_type_fit, r2)
     assert "**300 ratings** by 5 annotators in 5 languages" in text
     assert "Tukey-adjusted" in text
+    # Table 21's caption: the interaction model's marginal and conditional R squared (Nakagawa).
+    table21 = r2.filter(pl.col("predictor") == human_evaluation.INTERACTION).row(0, named=True)
+    assert (table21["r2_marginal"], table21["r2_conditional"]) == (0.266, 0.497)
+    assert "marginal R² 0.266 and conditional R² 0.497" in text
+    assert contrasts.filter((pl.col("level_a") == "claude-3-opus") & (pl.col("level_b") == "mixtral-8x22b"))[
+        "logistic_pct"].round(0).to_list() == [88.0]
 
     issues = human_evaluation.fit_issue_models(frame)
     table = human_evaluation.issue_model_table(issues)
