@@ -637,28 +637,6 @@ def agreement_kappa(rated: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-# ---------------------------------------------------------------- the paper's values beside the suite's
-
-def beside_paper(claims: pl.DataFrame, item: str, table: pl.DataFrame, paper: str = "calmqa") -> pl.DataFrame:
-    """Each printed number of one paper item (the claims registry, `analysis.paper`) beside the suite's own
-    value, read from `table` (the in-memory version of the claim's source CSV) by the claim's `match` and
-    `value_column`, and rounded to the paper's precision. `expect` and `reason` come from the registry."""
-    from . import paper as paper_claims
-
-    rows = []
-    for claim in claims.filter((pl.col("paper") == paper) & (pl.col("item") == item)).iter_rows(named=True):
-        value = None
-        if claim["value_column"]:
-            selected = table
-            for column, wanted in paper_claims.parse_match(claim["match"]).items():
-                selected = selected.filter(pl.col(column).cast(pl.String) == wanted)
-            if selected.height == 1 and selected[claim["value_column"]][0] is not None:
-                value = f"{selected[claim['value_column']][0]:.{claim['decimals']}f}"
-        rows.append({"row": claim["row"], "column": claim["column"], "paper": claim["printed"], "suite": value,
-                     "expect": claim["expect"], "reason": claim["reason"]})
-    return pl.DataFrame(rows, schema={c: pl.String for c in ("row", "column", "paper", "suite", "expect", "reason")})
-
-
 def read_bench_results(folder: Path | str = BENCH_RESULTS, name: str = "surface.json") -> dict | None:
     """The measurements of a benchmark (`surface.json`: scripts/bench_surface.py; `tokenizer.json`:
     scripts/check_tokenizer.py), or None when it has not been run."""
