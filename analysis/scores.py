@@ -1,4 +1,4 @@
-"""Overall answer scores (analyses.md section 4), bootstrap intervals for heatmap cells, and the
+"""Overall answer scores (docs/methods.md, section 04 Answer scores), intervals for heatmap cells, and the
 comparison of two groups of answers by two-sample Kolmogorov-Smirnov tests (section 6).
 
 Per answer S = S_surf x S_fact x S_rel. S_surf is 1 without a surface issue (`answer_surface`), else 0.
@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from . import surface
+from . import intervals, surface
 from .language_id import UNRELIABLE_LANGUAGES
 
 MIN_VALID_ANSWERS = 10
@@ -39,6 +39,9 @@ SCORES = {
     "s_rel": "% relevant (S_rel)",
     "s": "overall score S",
 }
+# Scores that are 0/1 per answer: their cells are shares, with Wilson intervals (`analysis.intervals`);
+# the others get the bootstrap interval of their mean.
+SHARE_SCORES = frozenset({"s_surf", "s_rel"})
 # How the summaries name each score; every value is printed x 100.
 SCORE_WORDS = {
     "s_surf": "S_surf (the % of answers without surface issues)",
@@ -59,7 +62,8 @@ SELECT a.answer_id, m.display_name AS model, q.language, q.question_type, q.coll
        l.resource_level, q.language IN (SELECT unnest($unreliable)) AS unreliable,
        -- Unreliable languages keep their raw language verdict, as in surface.py: shown marked in the
        -- heatmaps, left out of aggregates by default.
-       coalesce(s.surface_ok, NOT s.empty AND NOT s.repetition AND s.language_match) AS surface_ok,
+       coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repetition AND s.language_match) AS surface_ok,
+       s.provider_error,
        am.n_claims, am.n_supported, am.relevant
 FROM answer_surface s
 JOIN answers a USING (answer_id)
@@ -163,26 +167,53 @@ def _coverage(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
                    .otherwise(pl.col("n_clean_scored") / pl.col("n_clean"))).drop("n_clean_scored", "n_clean")
 
 
+def share_cells(frame: pl.DataFrame, by: list[str], value: str, *, min_valid: int = MIN_VALID_ANSWERS,
+                scale: float = 100.0) -> pl.DataFrame:
+    """`bootstrap_cells` for a 0/1 value: the share and its Wilson interval, each times `scale`."""
+    groups = (frame.group_by(by).agg(pl.len().alias("n_answers"), pl.col(value).is_not_null().sum().alias("n_valid"),
+                                     pl.col(value).sum().alias("n_true"))
+              .with_columns(pl.col("n_valid").cast(pl.Int64)).sort(by))
+    groups = intervals.with_wilson(groups, "n_true", "n_valid", scale=scale)
+    enough = pl.col("n_valid") >= max(min_valid, 1)
+    return groups.with_columns(mean=pl.when(enough).then(scale * pl.col("n_true") / pl.col("n_valid")),
+                               ci_low=pl.when(enough).then(pl.col("ci_low")),
+                               ci_high=pl.when(enough).then(pl.col("ci_high"))).drop("n_true")
+
+
 def score_cells(answers: pl.DataFrame, value: str, by: tuple[str, ...] = ("model", "language", "question_type"),
                 *, min_valid: int = MIN_VALID_ANSWERS, min_metrics_coverage: float = MIN_METRICS_COVERAGE,
                 **bootstrap) -> pl.DataFrame:
-    """Heatmap cells of one score: its mean x 100 per group of `by`, with n and the bootstrap interval.
+    """Heatmap cells of one score: its mean x 100 per group of `by`, with n and the interval (Wilson for
+    the 0/1 scores, bootstrap for the others).
 
     A cell is blank (null) with fewer than `min_valid` valid answers, and a cell of S also when fewer
-    than `min_metrics_coverage` of its surface-clean answers have metrics.
+    than `min_metrics_coverage` of its surface-clean answers have metrics. Per language, a cell has a
+    `status` instead of a value where every answer is a provider error, or where the language cannot be
+    identified reliably (every score needs the surface verdict, which needs the language).
     """
     by = list(by)
     keys = [c for c in ("language_label", "resource_level", "unreliable") if "language" in by and c not in by]
-    cells = bootstrap_cells(answers, by, value, min_valid=min_valid, scale=100.0, **bootstrap)
+    if value in SHARE_SCORES:
+        cells = share_cells(answers, by, value, min_valid=min_valid)
+    else:
+        cells = bootstrap_cells(answers, by, value, min_valid=min_valid, scale=100.0, **bootstrap)
     cells = cells.join(answers.select("language", *keys).unique(), on="language") if keys else cells
     cells = cells.join(_coverage(answers, by), on=by)
     if value == "s":
         thin = pl.col("metrics_coverage") < min_metrics_coverage
         cells = cells.with_columns([pl.when(thin).then(None).otherwise(pl.col(c)).alias(c)
                                     for c in ("mean", "ci_low", "ci_high")])
+    status = pl.lit(None, dtype=pl.String)
+    if "language" in by:
+        errors = answers.group_by(by).agg(pl.col("provider_error").all().alias("all_provider_errors"))
+        cells = cells.join(errors, on=by)
+        status = (pl.when(pl.col("all_provider_errors")).then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
+                  .when(pl.col("unreliable")).then(pl.lit(surface.NOT_IDENTIFIED)))
+    cells = cells.with_columns(status=status).with_columns(
+        [pl.when(pl.col("status").is_null()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")])
     return (cells.rename({"mean": value})
             .with_columns(pl.col(value, "ci_low", "ci_high").round(1), pl.col("metrics_coverage").round(3))
-            .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage")
+            .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage", "status")
             .sort(by))
 
 

@@ -388,8 +388,8 @@ def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
     return (cells.with_columns([pl.when(blank).then(None).otherwise(pl.col(c)).alias(c)
                                 for c in (metric, "ci_low", "ci_high")])
             .with_columns(pl.col(metric).round(1))
-            .select(*by, "language_label", "unreliable", "n_answers", "n_provider_errors", denominator, count,
-                    metric, "ci_low", "ci_high", "status")
+            .select(*by, "language_label", "unreliable", *dict.fromkeys(("n_answers", "n_provider_errors", denominator)),
+                    count, metric, "ci_low", "ci_high", "status")
             .sort(by))
 
 
@@ -650,10 +650,9 @@ def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, er
             exclude_unreliable: bool = True) -> str:
     """The notebook's findings in words, computed from its tables."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
-    by_level = dict(kept.group_by("resource_level")
-                    .agg(100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).sort("resource_level").iter_rows())
-    by_model = (kept.group_by("model").agg(100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum())
-                .sort("n_surface_ok"))
+    clean = (100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).alias("ok")
+    by_level = dict(kept.group_by("resource_level").agg(clean).sort("resource_level").iter_rows())
+    by_model = kept.group_by("model").agg(clean).sort("ok")
     (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
     reliable = accuracy.filter(~pl.col("unreliable"))
     weakest = reliable.sort("pct_identified").row(0, named=True)
