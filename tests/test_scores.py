@@ -325,13 +325,18 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
     assert groups == {"human-collected", "auto-collected"}
 
 
-def test_surface_heatmap_cells_carry_intervals(surface_database):
+def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_database):
     with db.connect(surface_database) as con:
         rates = surface.rates_by_model_language(con)
-        cells = surface.metric_cells(con, rates, "pct_surface_ok")
-    assert cells.select("model", "language", "question_type", "pct_surface_ok").equals(
-        rates.select("model", "language", "question_type", "pct_surface_ok").sort("model", "language", "question_type"))
-    assert cells["ci_low"].null_count() == 0
-    assert ((cells["ci_low"] <= cells["pct_surface_ok"] + 0.05) & (cells["pct_surface_ok"] - 0.05 <= cells["ci_high"])).all()
-    assert (cells.filter((pl.col("pct_surface_ok") > 0) & (pl.col("pct_surface_ok") < 100))
-            .select((pl.col("ci_low") < pl.col("ci_high")).all()).item())
+        cells = surface.metric_cells(rates, "pct_surface_ok")
+    shown = cells.filter(pl.col("status").is_null())
+    expected = rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)).sort("model", "language", "question_type")
+    assert shown.select("model", "language", "question_type").equals(expected.select("model", "language", "question_type"))
+    assert (shown["pct_surface_ok"] - expected["pct_surface_ok"]).abs().max() <= 0.05
+    assert shown["ci_low"].null_count() == 0
+    assert ((shown["ci_low"] <= shown["pct_surface_ok"] + 0.05) & (shown["pct_surface_ok"] - 0.05 <= shown["ci_high"])).all()
+    # Wilson intervals never collapse to a point, at 0% and 100% included.
+    assert (shown["ci_low"] < shown["ci_high"]).all()
+    # The unreliable languages and the all-error cells are never drawn as a share.
+    assert cells.filter(pl.col("unreliable"))["status"].to_list() == [surface.NOT_IDENTIFIED] * cells["unreliable"].sum()
+    assert cells.filter(pl.col("status").is_not_null())["pct_surface_ok"].null_count() == cells["status"].is_not_null().sum()

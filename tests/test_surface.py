@@ -105,63 +105,74 @@ def test_batch_counts_match_exact_counts():
     assert surface.max_ngram_counts(arrays).tolist() == [surface.max_ngram_count(a) for a in arrays]
 
 
-def test_indicators():
+def test_indicators_are_the_papers_substring_matches():
     assert surface.indicators("I'm sorry, I cannot answer.", "German")["apology"]
-    assert surface.indicators("I apologize for the confusion.", "German")["apology"]
+    assert surface.indicators("I APOLOGIZE for the confusion.", "German")["apology"]
     assert surface.indicators("I understand your question.", "German")["apology"]
+    # Substrings, as the paper counts them: inside a word too.
+    assert surface.indicators("A misunderstanding.", "German")["apology"]
     assert not surface.indicators("Ich verstehe die Frage.", "German")["apology"]
-    assert not surface.indicators("A misunderstanding.", "German")["apology"]
+    # The English name as written: case-sensitive, inside other words too.
     assert surface.indicators("Here is the answer in German:", "German")["language_name_mention"]
     assert surface.indicators("用German回答", "German")["language_name_mention"]
-    assert not surface.indicators("Germany is a country.", "German")["language_name_mention"]
+    assert surface.indicators("Germany is a country.", "German")["language_name_mention"]
+    assert not surface.indicators("in german", "German")["language_name_mention"]
     assert surface.indicators("Translation: ...", "Tongan")["translation_mention"]
-    assert surface.indicators("I translated it.", "Tongan")["translation_mention"]
+    assert surface.indicators("I am translating it.", "Tongan")["translation_mention"]
     assert not surface.indicators("transport", "Tongan")["translation_mention"]
     assert surface.indicators("Great idea 😀", "English")["emoji"]
     assert surface.indicators("Love ❤️", "English")["emoji"]
-    assert not surface.indicators("© 2024, ❤ without the selector", "English")["emoji"]
+    assert surface.indicators("Love ❤ without the selector", "English")["emoji"]
+    assert not surface.indicators("© 2024 ™", "English")["emoji"]
     assert not any(surface.indicators("", "English").values())
 
 
-def test_verdicts_for_empty_unreliable_and_repetitive_answers():
+def test_provider_error_codes():
+    assert [surface.provider_error_code(t) for t in ("", None, "OTHER", "SAFETY", "RECITATION", "Other things")] == [
+        "empty", "empty", "OTHER", "SAFETY", "RECITATION", None]
+
+
+def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
     answers = pl.DataFrame({
-        "answer_id": [1, 2, 3, 4],
-        "text": ["", ENGLISH, GERMAN, " ".join(["the same words again and again here"] * 30)],
-        "language": ["English", "Papiamento", "German", "English"],
-        "iso_code": ["en", "pap", "de", "en"],
+        "answer_id": [1, 2, 3, 4, 5],
+        "text": ["", ENGLISH, GERMAN, " ".join(["the same words again and again here"] * 30), "OTHER"],
+        "language": ["English", "Papiamento", "German", "English", "German"],
+        "iso_code": ["en", "pap", "de", "en", "de"],
     })
     verdicts = surface.surface_verdicts(answers, processes=1, progress=False)
     rows = {r["answer_id"]: r for r in verdicts.iter_rows(named=True)}
     assert verdicts.columns == surface.ANSWER_SURFACE.column_names()
-    empty = rows[1]
-    assert empty["empty"] and empty["detected_language"] is None and empty["language_correct"] is None
-    assert not empty["repetition"] and empty["surface_ok"] is False
+    for error, code in ((rows[1], "empty"), (rows[5], "OTHER")):
+        # A provider error is neither in the wrong language nor repetitive, and not clean either.
+        assert error["provider_error"] and error["provider_error_code"] == code
+        assert error["detected_language"] is None and error["language_match"] is None and error["language_correct"] is None
+        assert not error["repetition"] and error["surface_ok"] is False
+    assert rows[1]["empty"] and not rows[5]["empty"] and rows[5]["n_tokens"] == 1
     unreliable = rows[2]
     assert unreliable["detected_language"] == "en" and unreliable["language_match"] is False
     assert unreliable["language_correct"] is None and unreliable["surface_ok"] is None
-    assert rows[3]["language_correct"] and rows[3]["surface_ok"]
+    assert rows[3]["language_correct"] and rows[3]["surface_ok"] and rows[3]["provider_error_code"] is None
     assert rows[4]["repetition"] and rows[4]["surface_ok"] is False
-    assert set(verdicts["tokenizer"]) <= {"o200k_base", surface.OFFLINE_TOKENIZER}
+    assert set(verdicts["tokenizer"]) == {"o200k_base"}
 
 
-def test_o200k_is_used_only_from_an_intact_cache(tmp_path, monkeypatch):
-    import inspect
-
-    import tiktoken_ext.openai_public
-
-    source = inspect.getsource(tiktoken_ext.openai_public.o200k_base)
-    assert surface.O200K_URL in source and surface.O200K_SHA256 in source
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    assert surface.cached_o200k_path() is None
-    assert surface.repetition_tokenizer().name == surface.OFFLINE_TOKENIZER
-    import hashlib
-
-    (tmp_path / hashlib.sha1(surface.O200K_URL.encode()).hexdigest()).write_bytes(b"not the encoding")
-    assert surface.cached_o200k_path() is None
-    with surface._no_downloads(), pytest.raises(OSError, match="refusing to download"):
-        import tiktoken.load
-
-        tiktoken.load.read_file(surface.O200K_URL)
+def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such():
+    rates = pl.DataFrame({
+        "model": ["A", "A", "A"], "language": ["German", "German", "Kirundi"],
+        "question_type": ["agnostic", "specific", "agnostic"], "language_label": ["German", "German", "Kirundi †"],
+        "resource_level": ["high", "high", "low"], "unreliable": [False, False, True],
+        "n_answers": [10, 10, 10], "n_provider_errors": [10, 0, 0], "n_answered": [0, 10, 10],
+        "n_correct_language": [0, 10, 3], "n_repetition": [0, 0, 2], "n_surface_ok": [0, 10, 1]})
+    for metric in surface.METRICS:
+        cells = surface.metric_cells(rates, metric)
+        assert cells["status"][0] == surface.PROVIDER_ERRORS_ONLY and cells[metric][0] is None
+        assert cells["status"][1] is None and cells[metric][1] == (0.0 if metric == "pct_repetition" else 100.0)
+        # A share of 100% or 0% still has an interval of some width.
+        assert cells["ci_low"][1] < cells["ci_high"][1]
+        if metric in surface.LANGUAGE_DEPENDENT:
+            assert cells["status"][2] == surface.NOT_IDENTIFIED and cells[metric][2] is None
+        else:
+            assert cells["status"][2] is None and cells[metric][2] == 20.0
 
 
 def test_write_tables_fills_both_tables(database, tmp_path):
@@ -176,10 +187,10 @@ def test_write_tables_fills_both_tables(database, tmp_path):
         assert empty == con.execute("SELECT count(*) FROM answer_surface WHERE empty").fetchone()[0]
         nulls = con.execute("""SELECT count(*) FROM answer_surface s JOIN answers a USING (answer_id)
                            JOIN questions q USING (question_id)
-                           WHERE s.language_correct IS NULL AND NOT s.empty""").fetchone()[0]
+                           WHERE s.language_correct IS NULL AND NOT s.provider_error""").fetchone()[0]
         unreliable = con.execute("""SELECT count(*) FROM answer_surface s JOIN answers a USING (answer_id)
                                 JOIN questions q USING (question_id)
-                                WHERE q.language IN ('Balochi', 'Hiligaynon', 'Kirundi', 'Papiamento') AND NOT s.empty""").fetchone()[0]
+                                WHERE q.language IN ('Balochi', 'Hiligaynon', 'Kirundi', 'Papiamento') AND NOT s.provider_error""").fetchone()[0]
         assert nulls == unreliable
     con = db.connect(copy)
     rates = surface.rates_by_model_language(con)
@@ -187,5 +198,6 @@ def test_write_tables_fills_both_tables(database, tmp_path):
     accuracy = surface.question_identification_accuracy(con)
     assert accuracy.height == 23
     kappa = surface.agreement_kappa(surface.rated_answers(con))
-    assert kappa["partially_as"].to_list() == list(surface.PARTIALLY_TREATMENTS)
+    assert kappa["partially_as"].to_list() == list(surface.PARTIALLY_TREATMENTS) * 2
+    assert kappa["languages"].unique(maintain_order=True).to_list() == list(surface.KAPPA_SCOPES)
     con.close()
