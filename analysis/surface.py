@@ -383,7 +383,8 @@ def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
     status = (pl.when(pl.col("n_answered") == 0).then(pl.lit(PROVIDER_ERRORS_ONLY))
               .when(pl.col("unreliable") & pl.lit(metric in LANGUAGE_DEPENDENT)).then(pl.lit(NOT_IDENTIFIED)))
     by = ["model", "language", "question_type"]
-    cells = intervals.with_wilson(rates, count, denominator, decimals=1).with_columns(status=status)
+    cells = intervals.with_wilson(rates, count, denominator, decimals=1).with_columns(
+        _share(count, denominator).alias(metric), status=status)
     blank = pl.col("status").is_not_null()
     return (cells.with_columns([pl.when(blank).then(None).otherwise(pl.col(c)).alias(c)
                                 for c in (metric, "ci_low", "ci_high")])

@@ -84,7 +84,8 @@ def _scored_cell(n_clean_with_metrics: int, n_clean_without: int, n_issue: int) 
             + [(False, None, None, None)] * n_issue)
     return scores.score_components(_answers(rows)).with_columns(
         model=pl.lit("m"), language=pl.lit("German"), question_type=pl.lit("specific"),
-        language_label=pl.lit("German"), resource_level=pl.lit("high"), unreliable=pl.lit(False))
+        language_label=pl.lit("German"), resource_level=pl.lit("high"), unreliable=pl.lit(False),
+        provider_error=pl.lit(False))
 
 
 def test_s_cells_need_metrics_for_their_clean_answers():
@@ -110,7 +111,8 @@ def _comparison_frame() -> pl.DataFrame:
             for model in ("m1", "m2"):
                 values = np.clip(rng.normal(0.5 + (shift if collection == "auto" else 0), 0.2, n), 0, 1)
                 rows += [{"model": model, "language": language, "resource_level": level, "unreliable": False,
-                          "collection": collection, "question_type": "specific", "s": float(v)} for v in values]
+                          "provider_error": False, "collection": collection, "question_type": "specific",
+                          "s": float(v)} for v in values]
     return pl.DataFrame(rows)
 
 
@@ -276,7 +278,8 @@ def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path
     for value in ("s_surf", "s_fact", "s_rel", "s"):
         assert (out / f"heatmap_{value}.png").is_file()
     cells = pl.read_csv(out / "heatmap_s.csv")
-    assert cells["s"].drop_nulls().len() > 300
+    # Every cell of a reliably identified language with some answer from the provider has its S.
+    assert cells["s"].drop_nulls().len() == cells.filter(pl.col("status").is_null()).height > 250
     assert ((cells["ci_low"] <= cells["s"]) & (cells["s"] <= cells["ci_high"])).drop_nulls().all()
     table = pl.read_csv(out / "table2_scores_by_model.csv")
     assert table.filter(pl.col("score") == "s")["mean"].null_count() == 0
@@ -338,5 +341,5 @@ def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_datab
     # Wilson intervals never collapse to a point, at 0% and 100% included.
     assert (shown["ci_low"] < shown["ci_high"]).all()
     # The unreliable languages and the all-error cells are never drawn as a share.
-    assert cells.filter(pl.col("unreliable"))["status"].to_list() == [surface.NOT_IDENTIFIED] * cells["unreliable"].sum()
+    assert set(cells.filter(pl.col("unreliable"))["status"]) == {surface.NOT_IDENTIFIED, surface.PROVIDER_ERRORS_ONLY}
     assert cells.filter(pl.col("status").is_not_null())["pct_surface_ok"].null_count() == cells["status"].is_not_null().sum()
