@@ -169,12 +169,14 @@ def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
-    """`720M` -> (720e6, 720e6); `12-13M` -> (12e6, 13e6); the magnitude of a range's end applies to both."""
-    if not text:
-        return None, None
-    low, _, high = text.partition("-")
+    """`720M` -> (720e6, 720e6); `12-13M` -> (12e6, 13e6): the magnitude of a range's end applies to
+    both ends. A text in another form (a languages.csv of your own) gives no numbers, not an error."""
+    low, _, high = (text or "").partition("-")
     suffix = high[-1:] if high else ""
-    return paper.printed_number(low + (suffix if low[-1:].isdigit() else "")), paper.printed_number(high or low)
+    try:
+        return paper.printed_number(low + (suffix if low[-1:].isdigit() else "")), paper.printed_number(high or low)
+    except ValueError:
+        return None, None
 
 
 # ---------------------------------------------------------------- Figure 1: the topic treemap

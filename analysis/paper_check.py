@@ -252,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     if failing.is_empty():
         print(f"\nEvery one of the {results.height:,} claims has its expected status.")
         return 0
-    print(f"\n{failing.height:,} claims do not have their expected status:", file=sys.stderr)
+    noun = "claim does not have its" if failing.height == 1 else "claims do not have their"
+    print(f"\n{failing.height:,} {noun} expected status:", file=sys.stderr)
     for claim in failing.iter_rows(named=True):
         suite = suite_text(claim["value_suite"], claim["decimals"], claim["printed"])
         what = claim["problem"] or f"the suite has {suite}: {claim['status']}"
