@@ -1,5 +1,5 @@
 """Verdicts on the models' answers that the paper shows only in its appendix figures (docs/methods.md,
-section 09): the share of answers in English by model and language (Figure 16, from the automatic
+section 09 Verdicts on the answers): the share of answers in English by model and language (Figure 16, from the automatic
 language identification of `answer_surface`), and the annotators' verdicts on language, factuality and
 omissions by model (Figures 18 to 23; their counts are the paper's Tables 25 to 27).
 """

@@ -1,4 +1,5 @@
-"""NativQA published results (docs/methods.md, section 07): load the paper's tables, derive its averages and totals.
+"""NativQA published results (docs/methods.md, section 07 NativQA published results): load the
+paper's tables, derive its averages and totals.
 
 The CSVs in data/nativqa are the NativQA paper's tables (arXiv 2407.09823 v3) transcribed one value a
 row, without the rows and columns the paper derives (averages, totals): this module computes those.

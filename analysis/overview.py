@@ -1,5 +1,5 @@
-"""Dataset overview (docs/methods.md, section 01): the paper's Tables 4 and 10, Figures 1 and 5 and the
-counts its text gives of the dataset, computed in SQL from the release.
+"""Dataset overview (docs/methods.md, section 01 Dataset overview): the paper's Tables 4 and 10,
+Figures 1 and 5 and the counts its text gives of the dataset, computed in SQL from the release.
 """
 
 import textwrap
@@ -89,8 +89,37 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:
     )
 
 
-# The counts the paper's text gives of the release's questions (Sections 1 to 3, Appendix A, B and the
-# Limitations), one row per quantity; `value` is computed, `description` says what is counted.
+# The counts the paper's text gives of the release's questions (Sections 1 to 3, Appendices A and B, the
+# Limitations): quantity, what it counts, and the SQL that counts it (`specific` and `writers` are the
+# views of DATASET_COUNTS_SQL).
+DATASET_COUNTS = (
+    ("languages", "languages of the release", "SELECT count(*) FROM languages"),
+    ("high_resource_languages", "high- and mid-resource languages",
+     "SELECT count(*) FROM languages WHERE resource_level = 'high'"),
+    ("low_resource_languages", "low-resource languages", "SELECT count(*) FROM languages WHERE resource_level = 'low'"),
+    ("questions", "questions of both types (human-collected)", "SELECT count(*) FROM questions WHERE collection = 'human'"),
+    ("specific_questions", "culturally specific questions (human-collected)", "SELECT count(*) FROM specific"),
+    ("specific_questions_high_resource", "culturally specific questions of high- and mid-resource languages",
+     "SELECT count(*) FROM specific WHERE resource_level = 'high'"),
+    ("specific_high_resource_languages", "high- and mid-resource languages with culturally specific questions",
+     "SELECT count(DISTINCT language) FROM specific WHERE resource_level = 'high'"),
+    ("specific_questions_low_resource", "culturally specific questions of low-resource languages",
+     "SELECT count(*) FROM specific WHERE resource_level = 'low'"),
+    ("low_resource_question_writers", "distinct writers (`collector`) of the low-resource questions",
+     "SELECT count(DISTINCT collector) FROM specific WHERE resource_level = 'low'"),
+    ("low_resource_writers_per_language_min", "fewest writers of one low-resource language", "SELECT min(n) FROM writers"),
+    ("low_resource_writers_per_language_max", "most writers of one low-resource language", "SELECT max(n) FROM writers"),
+    ("agnostic_questions", "distinct culturally agnostic questions (English originals)",
+     "SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'"),
+    ("agnostic_translation_languages", "languages other than English holding translations of the agnostic questions",
+     "SELECT count(DISTINCT language) FROM questions "
+     "WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English'"),
+    ("agnostic_question_rows", "culturally agnostic questions, one per language",
+     "SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'"),
+    ("human_evaluated_questions", "questions of the human evaluation", "SELECT count(*) FROM questions WHERE human_evaluated"),
+    ("human_evaluated_languages", "languages of the human evaluation",
+     "SELECT count(DISTINCT language) FROM questions WHERE human_evaluated"),
+)
 DATASET_COUNTS_SQL = """
 WITH specific AS (
     SELECT q.*, l.resource_level FROM questions q JOIN languages l USING (language)
@@ -99,30 +128,14 @@ WITH specific AS (
     -- The low-resource questions were written by hired native speakers; `collector` names each one.
     SELECT language, count(DISTINCT collector) AS n FROM specific WHERE resource_level = 'low' GROUP BY language
 )
-SELECT * FROM (VALUES
-    ('languages', 'languages of the release', (SELECT count(*) FROM languages)),
-    ('high_resource_languages', 'high- and mid-resource languages', (SELECT count(*) FROM languages WHERE resource_level = 'high')),
-    ('low_resource_languages', 'low-resource languages', (SELECT count(*) FROM languages WHERE resource_level = 'low')),
-    ('questions', 'questions of both types (human-collected)', (SELECT count(*) FROM questions WHERE collection = 'human')),
-    ('specific_questions', 'culturally specific questions (human-collected)', (SELECT count(*) FROM specific)),
-    ('specific_questions_high_resource', 'culturally specific questions of high- and mid-resource languages', (SELECT count(*) FROM specific WHERE resource_level = 'high')),
-    ('specific_high_resource_languages', 'high- and mid-resource languages with culturally specific questions', (SELECT count(DISTINCT language) FROM specific WHERE resource_level = 'high')),
-    ('specific_questions_low_resource', 'culturally specific questions of low-resource languages', (SELECT count(*) FROM specific WHERE resource_level = 'low')),
-    ('low_resource_question_writers', 'distinct writers (`collector`) of the low-resource questions', (SELECT count(DISTINCT collector) FROM specific WHERE resource_level = 'low')),
-    ('low_resource_writers_per_language_min', 'fewest writers of one low-resource language', (SELECT min(n) FROM writers)),
-    ('low_resource_writers_per_language_max', 'most writers of one low-resource language', (SELECT max(n) FROM writers)),
-    ('agnostic_questions', 'distinct culturally agnostic questions (English originals)', (SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human')),
-    ('agnostic_translation_languages', 'languages other than English holding translations of the agnostic questions', (SELECT count(DISTINCT language) FROM questions WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English')),
-    ('agnostic_question_rows', 'culturally agnostic questions, one per language', (SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human')),
-    ('human_evaluated_questions', 'questions of the human evaluation', (SELECT count(*) FROM questions WHERE human_evaluated)),
-    ('human_evaluated_languages', 'languages of the human evaluation', (SELECT count(DISTINCT language) FROM questions WHERE human_evaluated))
-) AS counts(quantity, description, value)
+SELECT * FROM (VALUES {rows}) AS counts(quantity, description, value)
 """
 
 
 def dataset_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """What the release holds, in the counts the paper's text uses (`quantity`, `description`, `value`)."""
-    return con.sql(DATASET_COUNTS_SQL).pl()
+    rows = ",\n    ".join(f"('{quantity}', '{description}', ({query}))" for quantity, description, query in DATASET_COUNTS)
+    return con.sql(DATASET_COUNTS_SQL.format(rows=rows)).pl()
 
 
 TOP_CATEGORY_SQL = """

@@ -196,11 +196,18 @@ SECTIONS = {
 }
 
 
+# What the report shows of a claim in each section (the CSV has every column): a failure with the status
+# it has and the one it should have; an exact number without a note.
+_SHOWN = ("paper", "item", "row", "column", "printed", "suite")
+
+
 def report_sections(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """`report_table` cut into the report's sections (see `SECTIONS`), empty ones left out."""
-    parts = {"failing": table.filter(~pl.col("ok"))}
+    """`report_table` cut into the report's sections (see `SECTIONS`), empty ones left out, each with
+    the columns a reader needs there."""
+    parts = {"failing": table.filter(~pl.col("ok")).select(*_SHOWN, "status", "expect", "note", "source")}
     for status_name in ("differs", "within rounding", NOT_IN_RELEASE, "exact"):
-        parts[status_name] = table.filter(pl.col("ok") & (pl.col("status") == status_name))
+        rows = table.filter(pl.col("ok") & (pl.col("status") == status_name))
+        parts[status_name] = rows.select(*_SHOWN, "source") if status_name == "exact" else rows.select(*_SHOWN, "note", "source")
     return {name: part for name, part in parts.items() if part.height}
 
 

@@ -1,5 +1,5 @@
-"""Topic similarity (docs/methods.md, section 02; the paper's Figure 6 for its selection): category
-distributions per group and the Bhattacharyya coefficient between every two groups.
+"""Topic similarity (docs/methods.md, section 02 Topic similarity; the paper's Figure 6 for its
+selection): category distributions per group and the Bhattacharyya coefficient between every two groups.
 
 A group is any value of a grouping column: a column of `questions` (`language`, `source`, ...) or of
 `languages` (`resource_level`, `family`, ...), so that datasets with other groups work unchanged.

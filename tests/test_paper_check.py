@@ -208,6 +208,8 @@ def test_report_table_puts_failures_then_differences_first(small):
         ("calmqa/table4/english/n", "no value"), ("calmqa/table4/english/mean", "no value")]
     sections = paper_check.report_sections(table)
     assert list(sections) == ["failing", "not in the release"]
+    assert sections["failing"].columns[-4:] == ["status", "expect", "note", "source"]
+    assert "the claim's `source`" in sections["failing"]["note"][0]
 
 
 # ---------------------------------------------------------------- the reproduction the test suite produces
