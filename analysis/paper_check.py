@@ -118,11 +118,16 @@ def suite_text(value: float | None, decimals: int, printed: str) -> str | None:
     return text + suffix
 
 
+def _statuses(results: pl.DataFrame) -> list[str]:
+    """The statuses to count: all four, and `no value` when a claim has it."""
+    return [*STATUSES, *([NO_VALUE] if (results["status"] == NO_VALUE).any() else [])]
+
+
 def counts(results: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """Claims per status (one column each, in `STATUSES` order, then `no value` when a claim has
     none), per group of `by`, with `claims`, and `failing`: the claims whose status is not the expected
     one. Paper items sort naturally: Table 4 before Table 10."""
-    statuses = [*STATUSES, *([NO_VALUE] if (results["status"] == NO_VALUE).any() else [])]
+    statuses = _statuses(results)
     table = (results.group_by(by, maintain_order=True)
              .agg(pl.len().alias("claims"), *[(pl.col("status") == s).sum().alias(s) for s in statuses],
                   (~pl.col("ok")).sum().alias("failing")))
@@ -136,7 +141,7 @@ def counts(results: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 def status_long(results: pl.DataFrame) -> pl.DataFrame:
     """Claims per paper and status (every status, zeros included), for the chart."""
-    statuses = [*STATUSES, *([NO_VALUE] if (results["status"] == NO_VALUE).any() else [])]
+    statuses = _statuses(results)
     grid = (results.select(pl.col("paper").unique().sort())
             .join(pl.DataFrame({"status": statuses, "position": list(range(len(statuses)))}), how="cross"))
     n = results.group_by("paper", "status").agg(pl.len().alias("claims"))
