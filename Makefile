@@ -30,8 +30,11 @@ endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
 INDEX := reports/index.html
+# The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
+REPRODUCTION := reports/08_paper_reproduction.html
+CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data db figures check-reports import-answers import-metrics import-questions test bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data db figures check-reports check-paper import-answers import-metrics import-questions test bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -69,6 +72,11 @@ check-reports: $(INDEX) ## open every report in headless Chromium (network off):
 
 reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
 	$(PY) -m analysis run-notebook $* --db $(DB)
+
+$(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
+
+check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
+	$(PY) -m analysis.paper_check --figures figures --claims data/paper/claims
 
 import-answers: | $(SETUP) ## add a model's answers: FILE=answers.csv|.jsonl|dataset-*.json [DB=]
 	$(PY) -m analysis import-answers $(FILE) --db $(DB)

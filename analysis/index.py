@@ -1,5 +1,6 @@
-"""reports/index.html: every report of reports/, with its summary, a thumbnail of its main figure
-(inline image data), when it was built, from which git commit, and the sha256 of its database.
+"""reports/index.html: every report of reports/ (the paper reproduction first), with its summary, a
+thumbnail of its main figure (inline image data), when it was built, from which git commit, and the
+sha256 of its database.
 
 Built from the provenance each report carries (`report.provenance`), so it lists whatever reports
 exist, present and future. `python -m analysis.index` writes it (`make figures` runs it last).
@@ -89,7 +90,9 @@ def write_index(reports_root: Path = paths.REPORTS, figures_root: Path = paths.F
                 out: Path | None = None) -> Path:
     """Write the index of every report in `reports_root`; returns its path."""
     out = out or reports_root / INDEX_NAME
-    pages = sorted(p for p in reports_root.glob("*.html") if p.name != INDEX_NAME and not p.name.startswith("."))
+    # The reproduction report first: its summary says how much of the two papers the suite reproduces.
+    pages = sorted((p for p in reports_root.glob("*.html") if p.name != INDEX_NAME and not p.name.startswith(".")),
+                   key=lambda p: (p.stem != report.REPRODUCTION_NOTEBOOK, p.name))
     body = PAGE.format(width=THUMBNAIL_WIDTH, count=len(pages),
                        entries="\n".join(entry(p, figures_root) for p in pages))
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")

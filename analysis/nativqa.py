@@ -1,4 +1,5 @@
-"""NativQA published results (analyses.md section 7): load the paper's tables, derive its averages and totals.
+"""NativQA published results (docs/methods.md, section 07 NativQA published results): load the
+paper's tables, derive its averages and totals.
 
 The CSVs in data/nativqa are the NativQA paper's tables (arXiv 2407.09823 v3) transcribed one value a
 row, without the rows and columns the paper derives (averages, totals): this module computes those.
@@ -63,6 +64,9 @@ REGIONS_FILE = "regions.csv"
 DATASET_FILE = "table1_dataset.csv"
 EDIT_DISTANCE_FILE = "table24_answer_edit_distance.csv"
 LENGTHS_FILE = "table18_lengths.csv"
+ADDITIONAL_FILE = "table23_additional_pairs.csv"
+# The metric of the paper's Figure 5 (average BLEU by resource level); any other is beyond the paper.
+FIGURE5_METRIC = "bleu"
 
 REGIONS = Table("nativqa_regions", "NativQA's nine language-region pairs (its Tables 1 and 2).", (
     C("region", "VARCHAR", "language-region pair as the paper names it, e.g. `Bangla-IN`", "NOT NULL"),
@@ -98,12 +102,17 @@ LENGTHS = Table("nativqa_lengths", "Average question and answer length per regio
     C("question_words_avg", "DOUBLE", "average question length in whitespace-separated words", "NOT NULL"),
     C("answer_words_avg", "DOUBLE", "average answer length in whitespace-separated words", "NOT NULL"),
 ), ("region",))
+ADDITIONAL = Table("nativqa_additional_pairs", "QA pairs collected, not annotated, for six further locations (Table 23, without its total).", (
+    C("language", "VARCHAR", "language of the pairs: `Arabic` or `English`", "NOT NULL"),
+    C("location", "VARCHAR", "where the queries were localised, e.g. `Egypt`, `New York`", "NOT NULL"),
+    C("qa_pairs", "INTEGER", "QA pairs collected", "NOT NULL"),
+), ("language", "location"))
 SOURCE_FILES = Table("nativqa_source_files", "The NativQA CSVs the tables were loaded from, with their checksums.", (
     C("file", "VARCHAR", "file name in data/nativqa", "NOT NULL"),
     C("sha256", "VARCHAR", "sha256 of the content", "NOT NULL"),
     C("bytes", "BIGINT", "size", "NOT NULL"),
 ), ("file",))
-TABLES = (REGIONS, RESULTS, DATASET, EDIT_DISTANCE, LENGTHS, SOURCE_FILES)
+TABLES = (REGIONS, RESULTS, DATASET, EDIT_DISTANCE, LENGTHS, ADDITIONAL, SOURCE_FILES)
 
 
 # ---------------------------------------------------------------- loading
@@ -176,10 +185,11 @@ def read_folder(folder: Path | str = FOLDER) -> dict[str, pl.DataFrame]:
         DATASET.name: _read_dataset(reader, known, regions),
         EDIT_DISTANCE.name: _read_edit_distance(reader, known),
         LENGTHS.name: _read_lengths(reader, known),
+        ADDITIONAL.name: _read_additional(reader),
     }
     reader.problems.raise_if_any()
     frames[REGIONS.name] = regions
-    names = [REGIONS_FILE, *RESULT_FILES, DATASET_FILE, EDIT_DISTANCE_FILE, LENGTHS_FILE]
+    names = [REGIONS_FILE, *RESULT_FILES, DATASET_FILE, EDIT_DISTANCE_FILE, LENGTHS_FILE, ADDITIONAL_FILE]
     frames[SOURCE_FILES.name] = db.source_checksums(Path(folder)).filter(pl.col("file").is_in(names)).sort("file")
     return frames
 
@@ -284,6 +294,20 @@ def _read_lengths(reader: _Reader, known_regions: set[str]) -> pl.DataFrame:
         })
     reader.unique([(LENGTHS_FILE, line, (row["region"],)) for line, row in rows], "region")
     return pl.DataFrame(records, schema={"region": pl.String, "question_words_avg": pl.Float64, "answer_words_avg": pl.Float64})
+
+
+def _read_additional(reader: _Reader) -> pl.DataFrame:
+    records = []
+    rows = reader.rows(ADDITIONAL_FILE, ADDITIONAL.column_names())
+    for line, row in rows:
+        for field in ("language", "location"):
+            if row[field] == "":
+                reader.problems.add(reader.folder / ADDITIONAL_FILE, f"line {line}", field, "empty")
+        records.append({"language": row["language"], "location": row["location"],
+                        "qa_pairs": reader.number(ADDITIONAL_FILE, line, "qa_pairs", row["qa_pairs"], int)})
+    reader.unique([(ADDITIONAL_FILE, line, (row["language"], row["location"])) for line, row in rows],
+                  "language, location")
+    return pl.DataFrame(records, schema={"language": pl.String, "location": pl.String, "qa_pairs": pl.Int32})
 
 
 # ---------------------------------------------------------------- analysis
@@ -399,7 +423,18 @@ def resource_level_chart(levels: pl.DataFrame, metric: str = "bleu") -> alt.Char
         y=alt.Y(f"{column}:Q", title=f"average {spec.display_name}"),
         color=alt.Color("model:N", title="model"),
         tooltip=["resource_level", "model", "n_regions", alt.Tooltip(f"{column}:Q", format=".4f")],
-    ).properties(title=f"NativQA zero-shot {spec.display_name} by resource level (paper Figure 5)", width=420, height=260)
+    ).properties(title=f"NativQA zero-shot {spec.display_name} by resource level ({resource_level_item(metric)})",
+                 width=420, height=260)
+
+
+def resource_level_item(metric: str) -> str:
+    """What the chart of `metric` by resource level reproduces: the paper's Figure 5 is BLEU's."""
+    return "paper Figure 5" if metric == FIGURE5_METRIC else "beyond the paper, whose Figure 5 is BLEU"
+
+
+def resource_level_name(metric: str) -> str:
+    """The figure's file name: `figure5_...` only for the metric the paper's Figure 5 shows."""
+    return f"{'figure5_' if metric == FIGURE5_METRIC else ''}{metric}_by_resource_level"
 
 
 def fine_tuning_deltas(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -464,18 +499,21 @@ def regions_without(con: duckdb.DuckDBPyConnection, metrics: tuple[str, ...]) ->
 
 
 def dataset_sizes(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Table 1: sizes per region, in resource-level order, and a `Total` row summing each column."""
+    """Table 1: sizes per region, in resource-level order, and a `Total` row summing each column; the
+    `Total` row's `n_regions` and `n_languages` count the regions and languages of the dataset."""
     counts = ["seed_queries", "qa_pairs_collected", "train", "dev", "test", "total_annotated"]
     return con.sql(f"""
         WITH per_region AS (
             SELECT g.region, g.language, g.city, g.resource_level, {', '.join(f'd.{c}::BIGINT AS {c}' for c in counts)},
+                   1::BIGINT AS n_regions, 1::BIGINT AS n_languages,
                    list_position({list(RESOURCE_LEVELS)}, g.resource_level) AS level_position
             FROM nativqa_dataset d JOIN nativqa_regions g USING (region)
         )
-        SELECT region, language, city, resource_level, {', '.join(counts)} FROM (
+        SELECT region, language, city, resource_level, {', '.join(counts)}, n_regions, n_languages FROM (
             SELECT *, 0 AS is_total FROM per_region
             UNION ALL
-            SELECT 'Total', NULL, NULL, NULL, {', '.join(f'sum({c})::BIGINT' for c in counts)}, NULL, 1 FROM per_region
+            SELECT 'Total', NULL, NULL, NULL, {', '.join(f'sum({c})::BIGINT' for c in counts)},
+                   count(DISTINCT region), count(DISTINCT language), NULL, 1 FROM per_region
         )
         ORDER BY is_total, level_position, region
     """).pl()
@@ -523,11 +561,26 @@ def split_averages(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def lengths(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Table 18 as published, in resource-level order."""
+    """Table 18 as published, in resource-level order, and an `Average` row over the regions (the
+    paper's text gives 6 and 35 words)."""
     order = pl.DataFrame({"region": region_order(con)}).with_row_index("position")
-    return (con.sql("SELECT l.*, g.resource_level FROM nativqa_lengths l JOIN nativqa_regions g USING (region)").pl()
-            .join(order, on="region").sort("position")
-            .select("region", "resource_level", "question_words_avg", "answer_words_avg"))
+    table = (con.sql("SELECT l.*, g.resource_level FROM nativqa_lengths l JOIN nativqa_regions g USING (region)").pl()
+             .join(order, on="region").sort("position")
+             .select("region", "resource_level", "question_words_avg", "answer_words_avg"))
+    average = table.select(pl.lit("Average").alias("region"), pl.lit(None, pl.String).alias("resource_level"),
+                           pl.col("question_words_avg", "answer_words_avg").mean().round(4))
+    return pl.concat([table, average])
+
+
+def additional_pairs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Table 23: the QA pairs collected for six further locations, and a `Total` row summing them."""
+    return con.sql("""
+        SELECT language, location, qa_pairs::BIGINT AS qa_pairs FROM (
+            SELECT *, 0 AS is_total FROM nativqa_additional_pairs
+            UNION ALL
+            SELECT 'Total', NULL, sum(qa_pairs), 1 FROM nativqa_additional_pairs
+        ) ORDER BY is_total, language, location
+    """).pl()
 
 
 def summary(model_avg: pl.DataFrame, region_avg: pl.DataFrame, levels: pl.DataFrame, tuning: pl.DataFrame,

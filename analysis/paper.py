@@ -18,18 +18,40 @@ COLUMNS = ("claim_id", "paper", "item", "row", "column", "printed", "decimals", 
            "value_column", "expect", "reason")
 PAPERS = ("calmqa", "nativqa")
 EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
-# The printed text: a number with an optional sign and percent sign (thousands separators allowed).
-_NUMBER = re.compile(r"^[-+−]?\d{1,3}(?:,\d{3})*(?:\.(\d+))?%?$|^[-+−]?\d+(?:\.(\d+))?%?$")
+# The printed text: a number with an optional qualifier (`∼64k`, `>90%`), sign, thousands separators,
+# and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`).
+_NUMBER = re.compile(r"^(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
+                     r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?(?P<suffix>%|[kKMB])?$")
+# A figures CSV: `NOTEBOOK/CSV-STEM` under the figures folder.
+_SOURCE = re.compile(r"^\d\d_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+$")
+MAGNITUDES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+
+
+def _parts(text: str) -> re.Match | None:
+    return _NUMBER.match(text.strip())
 
 
 def printed_number(text: str) -> float:
-    """The value of a printed number: `98.67` -> 98.67, `41.4%` -> 41.4, `1,173` -> 1173."""
-    return float(text.replace(",", "").replace("%", "").replace("−", "-"))
+    """The value of a printed number: `98.67` -> 98.67, `41.4%` -> 41.4, `1,173` -> 1173, `∼64k` -> 64000.
+
+    A qualifier (`∼`, `>`) is part of the printed text but not of the value."""
+    parts = _parts(text)
+    if parts is None:
+        raise ValueError(f"{text!r} is not a number as the paper prints it")
+    value = float(f"{parts['digits'].replace(',', '')}.{parts['decimals'] or '0'}")
+    value *= MAGNITUDES.get(parts["suffix"] or "", 1.0)
+    return -value if parts["sign"] in ("-", "−") else value
 
 
 def printed_decimals(text: str) -> int:
-    match = _NUMBER.match(text)
-    return len(match.group(1) or match.group(2) or "") if match else -1
+    parts = _parts(text)
+    return len(parts["decimals"] or "") if parts else -1
+
+
+def printed_unit(text: str) -> float:
+    """One unit of the last printed digit, on the value's scale: `0.230` -> 0.001, `64k` -> 1000."""
+    parts = _parts(text)
+    return MAGNITUDES.get(parts["suffix"] or "", 1.0) * 10.0 ** -len(parts["decimals"] or "")
 
 
 def parse_match(text: str) -> dict[str, str]:
@@ -67,10 +89,17 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
                 problems.add(path, where, "decimals", f"is {row['decimals']!r}, but {row['printed']!r} has {decimals}")
             if row["expect"] in ("differs", "not in the release") and not row["reason"].strip():
                 problems.add(path, where, "reason", f"is empty; a claim expected to be `{row['expect']}` says why")
+            if row["claim_id"] and not row["claim_id"].startswith(f"{row['paper']}/"):
+                problems.add(path, where, "claim_id", f"does not start with its paper, {row['paper']!r}/")
             reachable = row["expect"] != "not in the release"
             for field in ("source", "value_column"):
                 if reachable and not row[field].strip():
                     problems.add(path, where, field, "is empty; a reproducible claim names where the suite's value is")
+                if not reachable and row[field].strip():
+                    problems.add(path, where, field, "is set, but a claim not in the release has no suite value")
+            if row["source"].strip() and not _SOURCE.match(row["source"]):
+                problems.add(path, where, "source", f"is {row['source']!r}; expected NOTEBOOK/CSV-STEM, e.g. "
+                             "01_dataset_overview/table4_question_lengths")
             if row["match"].strip() and not all("=" in p for p in row["match"].split(";") if p.strip()):
                 problems.add(path, where, "match", f"is {row['match']!r}; expected column=value pairs joined by ';'")
             rows.append({**row, "file": path.name})

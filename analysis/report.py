@@ -29,11 +29,15 @@ import uuid
 from pathlib import Path
 
 import altair as alt
+import polars as pl
 
 from . import paths, plots
 from .errors import NotebookFailed
 
 _bundle_emitted = False
+# The report that sets every number the papers print against the suite's: it reads the figures of the
+# other notebooks, so it runs after them (`notebook_names`, the Makefile) and comes first in the index.
+REPRODUCTION_NOTEBOOK = "08_paper_reproduction"
 
 # Runs once per page: every chart registers its view; a pick in one sets the highlight of all.
 LINK_SCRIPT = """
@@ -119,8 +123,6 @@ alt.renderers.register("calmqa_offline", _offline_html_renderer)
 
 def setup_notebook(max_rows: int = 5000) -> None:
     """Offline charts and readable tables, for JupyterLab and for the exported report alike."""
-    import polars as pl
-
     alt.renderers.enable("calmqa_offline")
     alt.data_transformers.enable("default", max_rows=max_rows)
     pl.Config.set_tbl_rows(60)
@@ -129,8 +131,18 @@ def setup_notebook(max_rows: int = 5000) -> None:
 
 
 def notebook_names() -> list[str]:
-    """The notebooks `make figures` runs, in order: those whose name starts with two digits, except 00."""
-    return sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
+    """The notebooks `make figures` runs, in order: those whose name starts with two digits, except 00;
+    the reproduction report last, since it reads the figures of all the others."""
+    names = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
+    return sorted(names, key=lambda name: name == REPRODUCTION_NOTEBOOK)
+
+
+def full_table(table: pl.DataFrame):
+    """Every row of `table` as an HTML table (a displayed polars frame stops at `setup_notebook`'s row
+    limit); cell text is escaped, so text from data never becomes markup."""
+    from IPython.display import HTML
+
+    return HTML(table.to_pandas().to_html(index=False, na_rep="", escape=True, border=0, classes="calmqa-table"))
 
 
 def _report_exporter():
@@ -165,24 +177,48 @@ def markdown_to_html(source: str) -> str:
     return MarkdownWithMath(renderer=IPythonRenderer(escape=True)).render(source)
 
 
-def notebook_title(notebook) -> str | None:
-    """The first level-one heading of the notebook's Markdown cells."""
+_TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
+
+
+def _markdown_texts(notebook):
+    """The Markdown of the notebook in order: its Markdown cells and the Markdown its code displayed."""
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
-            match = re.search(r"^#\s+(.+?)\s*$", cell.source, re.MULTILINE)
-            if match:
-                return match.group(1)
+            yield cell.source
+        elif cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                if output.get("output_type") in ("execute_result", "display_data"):
+                    yield output.get("data", {}).get("text/markdown") or ""
+
+
+def notebook_title(notebook) -> str | None:
+    """The first level-one heading of the notebook, in a Markdown cell or in Markdown a code cell
+    displayed: a notebook whose title depends on its data displays it with `titled`."""
+    for text in _markdown_texts(notebook):
+        match = _TITLE.search(text)
+        if match:
+            return match.group(1)
     return None
 
 
 def first_markdown_output(notebook) -> str | None:
-    """The notebook's summary: by the suite's convention, its first output, displayed as Markdown."""
+    """The notebook's summary: by the suite's convention, its first output, displayed as Markdown,
+    without the title `titled` puts before it."""
     for cell in notebook.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             data = output.get("data", {})
             if output.get("output_type") in ("execute_result", "display_data") and data:
-                return data.get("text/markdown")
+                text = data.get("text/markdown")
+                return _TITLE.sub("", text, count=1).strip() if text and text.lstrip().startswith("# ") else text
     return None
+
+
+def titled(title: str, summary: str):
+    """A notebook's data-dependent title and its summary, displayed as its first output (the report and
+    the index take the title from it)."""
+    from IPython.display import Markdown
+
+    return Markdown(f"# {title}\n\n{summary}")
 
 
 def git_commit(root: Path = paths.ROOT) -> str:
@@ -284,6 +320,8 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     staging = figures_root / f".{name}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
+    if name == REPRODUCTION_NOTEBOOK:
+        params.setdefault("figures_dir", str(Path(figures_root).resolve()))
     started = time.monotonic()
     try:
         try:

@@ -1,5 +1,5 @@
-"""Topic similarity (analyses.md section 2, the paper's Figure 6): category distributions per group and
-the Bhattacharyya coefficient between every two groups.
+"""Topic similarity (docs/methods.md, section 02 Topic similarity; the paper's Figure 6 for its
+selection): category distributions per group and the Bhattacharyya coefficient between every two groups.
 
 A group is any value of a grouping column: a column of `questions` (`language`, `source`, ...) or of
 `languages` (`resource_level`, `family`, ...), so that datasets with other groups work unchanged.
@@ -224,11 +224,26 @@ def pooled_resource_similarity(con: duckdb.DuckDBPyConnection, question_type: st
     }, schema={"high_questions": pl.Int64, "low_questions": pl.Int64, "bc": pl.Float64, "hellinger": pl.Float64})
 
 
-def heatmap_chart(similarity: pl.DataFrame, order: list[str], group_by: str) -> alt.LayerChart:
+# The paper's Figure 6: languages, their human-collected culturally specific questions.
+FIGURE6_SELECTION = ("language", "specific", "human")
+
+
+def reproduces_figure6(group_by: str, question_type: str | None, collection: str | None) -> bool:
+    return (group_by, question_type, collection) == FIGURE6_SELECTION
+
+
+def similarity_figure_name(group_by: str, question_type: str | None, collection: str | None) -> str:
+    """The matrix's file name: `figure6_...` only for the paper's selection."""
+    return "figure6_topic_similarity" if reproduces_figure6(group_by, question_type, collection) else "topic_similarity"
+
+
+def heatmap_chart(similarity: pl.DataFrame, order: list[str], group_by: str, question_type: str | None = "specific",
+                  collection: str | None = "human") -> alt.LayerChart:
     """The group x group matrix of BC, in `order` on both axes; each cell's tooltip gives BC and Hellinger."""
+    item = "paper Figure 6" if reproduces_figure6(group_by, question_type, collection) else "beyond the paper"
     chart = plots.heatmap(
         similarity, x="group_b", y="group_a", value="bc",
-        title=f"Bhattacharyya coefficient between category distributions, by {group_by}",
+        title=f"Bhattacharyya coefficient between category distributions, by {group_by} ({item})",
         value_title="BC", x_order=order, y_order=order, value_format=".2f",
         tooltip=["group_a", "group_b", "bc", "hellinger"],
     )

@@ -72,6 +72,12 @@ def test_lengths_match_csv(loaded):
     assert_frame_equal(table_as_strings(loaded, "nativqa_lengths", expected.columns, ["region"]), expected)
 
 
+def test_additional_pairs_match_csv(loaded):
+    expected = read_csv("table23_additional_pairs.csv").sort("language", "location")
+    assert_frame_equal(table_as_strings(loaded, "nativqa_additional_pairs", expected.columns, ["language", "location"]),
+                       expected)
+
+
 def test_source_files_record_checksums(loaded):
     rows = loaded.sql("SELECT file, sha256, bytes FROM nativqa_source_files ORDER BY file").pl()
     csvs = sorted(p for p in nativqa.FOLDER.glob("*.csv"))
@@ -143,6 +149,11 @@ R1,5.0,30.0
 R2,6.0,31.0
 R3,7.0,32.0
 """,
+    "table23_additional_pairs.csv": """language,location,qa_pairs
+Lang1,Place1,100
+Lang1,Place2,250
+Lang2,Place3,40
+""",
 }
 
 
@@ -166,7 +177,8 @@ def small(small_folder):
 def test_write_tables_counts_rows_and_reloads(small_folder):
     con = duckdb.connect()
     expected = {"nativqa_regions": 3, "nativqa_results": 20, "nativqa_dataset": 3,
-                "nativqa_edit_distance": 6, "nativqa_lengths": 3, "nativqa_source_files": 8}
+                "nativqa_edit_distance": 6, "nativqa_lengths": 3, "nativqa_additional_pairs": 3,
+                "nativqa_source_files": 9}
     assert nativqa.write_tables(con, small_folder) == expected
     assert nativqa.write_tables(con, small_folder) == expected
     assert con.execute("SELECT count(*) FROM nativqa_results").fetchone()[0] == 20
@@ -214,6 +226,25 @@ def test_dataset_totals_skip_missing_splits(small):
     assert sizes.select("region", "seed_queries", "qa_pairs_collected", "train", "dev", "test", "total_annotated").rows() == [
         ("R1", 10, 100, 5, 2, 3, 10), ("R2", 20, 200, None, None, 7, 7), ("R3", 30, 300, 1, 1, 1, 3),
         ("Total", 60, 600, 6, 3, 11, 20)]
+
+
+def test_lengths_and_additional_pairs_add_their_average_and_total(small):
+    assert nativqa.lengths(small).select("region", "question_words_avg", "answer_words_avg").rows() == [
+        ("R1", 5.0, 30.0), ("R2", 6.0, 31.0), ("R3", 7.0, 32.0), ("Average", 6.0, 31.0)]
+    assert nativqa.additional_pairs(small).rows() == [
+        ("Lang1", "Place1", 100), ("Lang1", "Place2", 250), ("Lang2", "Place3", 40), ("Total", None, 390)]
+
+
+def test_dataset_total_counts_regions_and_languages(small):
+    total = nativqa.dataset_sizes(small).filter(pl.col("region") == "Total").row(0, named=True)
+    assert (total["n_regions"], total["n_languages"]) == (3, 3)
+
+
+def test_figure5_names_only_bleu(small):
+    assert nativqa.resource_level_name("bleu") == "figure5_bleu_by_resource_level"
+    assert nativqa.resource_level_name("rouge1") == "rouge1_by_resource_level"
+    title = nativqa.resource_level_chart(nativqa.average_by_resource_level(small, "rouge1"), "rouge1").to_dict()["title"]
+    assert "beyond the paper" in title and "Figure 5" in title  # says whose figure it is not
 
 
 def test_edit_distance_averages(small):
@@ -280,6 +311,10 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
      "table1_dataset.csv, line 3, field 'city': 'Elsewhere' differs from 'City2' in regions.csv"),
     ("regions.csv", "R3,Lang3,l3,City3,medium", "R3,Lang3,l3,City3,tiny",
      "regions.csv, line 4, field 'resource_level': unknown resource_level 'tiny'"),
+    ("table23_additional_pairs.csv", "Lang1,Place2,250", "Lang1,Place2,many",
+     "table23_additional_pairs.csv, line 3, field 'qa_pairs': 'many' is not an integer"),
+    ("table23_additional_pairs.csv", "Lang2,Place3,40", "Lang1,Place1,40",
+     "table23_additional_pairs.csv, line 4: duplicate language, location ('Lang1', 'Place1')"),
 ])
 def test_malformed_csv_names_file_line_and_field(small_folder, name, old, new, message):
     rewrite(small_folder, name, old, new)
@@ -315,5 +350,9 @@ def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tm
     model_averages = pl.read_csv(out / "model_averages.csv")
     by_hand = judge.group_by("model").agg(pl.col("value").mean().round(4)).sort("model")
     assert model_averages.select("model", pl.col("gpt4o_judge_1to10").alias("value")).sort("model").equals(by_hand)
+    lengths = pl.read_csv(out / "table18_lengths.csv").filter(pl.col("region") == "Average")
+    assert lengths["answer_words_avg"].item() == round(pl.read_csv(nativqa.FOLDER / "table18_lengths.csv")["answer_words_avg"].mean(), 4)
+    additional = pl.read_csv(out / "table23_additional_pairs.csv")
+    assert additional.filter(pl.col("language") == "Total")["qa_pairs"].item() == 44414  # the paper prints 55,702
     html = (tmp_path / "reports" / "07_nativqa_results.html").read_text(encoding="utf-8")
     assert "annotated QA pairs" in html

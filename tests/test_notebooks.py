@@ -31,11 +31,15 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
                                reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
+        "dataset_counts.csv",
+        "figure1_category_treemap.csv", "figure1_category_treemap.png", "figure1_category_treemap.svg",
         "figure5_specific_categories.csv", "figure5_specific_categories.pdf", "figure5_specific_categories.png",
-        "figure5_specific_categories.svg", "table4_question_lengths.csv",
+        "figure5_specific_categories.svg", "table10_languages.csv", "table4_question_lengths.csv",
+        "top_category_by_language.csv", "top_category_counts.csv",
     ]
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
     assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.specific_category_counts(con))
+    assert pl.read_csv(out / "dataset_counts.csv").equals(overview.dataset_counts(con))
     page = html.read_text(encoding="utf-8")
     assert "2,644 questions" in page
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page), "the report loads from the network"

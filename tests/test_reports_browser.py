@@ -1,11 +1,11 @@
 """Every report, opened in headless Chromium with the network off: charts drew, no console error, no
 request left the file, charts are linked, and text from the data never runs as HTML or script.
 
-Reports are built here from the real database (every notebook `make figures` runs), into tmp
-folders; Chromium is Debian's `chromium` (the set-up installs it: `make setup`).
+Reports are built from the real database (every notebook `make figures` runs, by the `built_runs`
+fixture of conftest.py), into tmp folders; Chromium is Debian's `chromium` (the set-up installs it:
+`make setup`).
 """
 
-import concurrent.futures
 import csv
 import gzip
 import json
@@ -18,7 +18,7 @@ import nbformat
 import polars as pl
 import pytest
 
-from analysis import browser, db, index, report
+from analysis import browser, db, report
 
 from tiny_release import write_release
 
@@ -38,36 +38,6 @@ def chromium():
         yield chrome
 
 
-def _run(args) -> str | None:
-    """Run one notebook in a worker process; the error as text (exceptions may not pickle) or None."""
-    name, database, root = args
-    try:
-        report.run_notebook(name, db_path=database, figures_root=root / "figures",
-                            reports_root=root / "reports", build_root=root / "build")
-    except Exception as exc:  # noqa: BLE001 - reported by the test of that notebook
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-@pytest.fixture(scope="session")
-def built_runs(database, tmp_path_factory) -> tuple[Path, dict]:
-    """reports/ and figures/ of every notebook, run from the real database, the index, and each run's error."""
-    root = tmp_path_factory.mktemp("reports")
-    # Processes, not threads: each Papermill run starts its own kernel.
-    with concurrent.futures.ProcessPoolExecutor(max_workers=3) as pool:
-        errors = dict(zip(NOTEBOOK_NAMES, pool.map(_run, [(name, database, root) for name in NOTEBOOK_NAMES])))
-    index.write_index(root / "reports", root / "figures")
-    return root, errors
-
-
-@pytest.fixture
-def built_reports(built_runs, request) -> Path:
-    root, errors = built_runs
-    name = request.node.callspec.params.get("name") if hasattr(request.node, "callspec") else None
-    failed = {n: e for n, e in errors.items() if e and (name is None or n == name)}
-    if failed:
-        pytest.fail("notebooks failed: " + "; ".join(f"{n}: {e}" for n, e in failed.items()))
-    return root
 
 
 def _chart_views_state(chrome, session) -> dict:
@@ -131,6 +101,8 @@ def test_index_links_every_report_with_thumbnail_and_provenance(chromium, built_
     html = page.read_text(encoding="utf-8")
     for name in NOTEBOOK_NAMES:
         assert f'href="{name}.html"' in html
+    links = re.findall(r'<h2><a href="([^"]+)\.html"', html)
+    assert links[0] == report.REPRODUCTION_NOTEBOOK, "the paper reproduction is not the first report of the index"
     with_figures = [n for n in NOTEBOOK_NAMES if list((built_reports / "figures" / n).glob("*.png"))]
     assert html.count('src="data:image/png;base64,') == len(with_figures)
     assert html.count(report.file_sha256(database)) == len(NOTEBOOK_NAMES)

@@ -261,14 +261,17 @@ def _run(name, db_path, tmp_path):
 
 def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
     out, page = _run("04_answer_scores", surface_database, tmp_path)
+    # Without metrics the table is Table 2's surface column only, so its name claims no table of the paper.
     assert sorted(p.name for p in out.iterdir()) == [
         "heatmap_s_surf.csv", "heatmap_s_surf.pdf", "heatmap_s_surf.png", "heatmap_s_surf.svg",
-        "table2_scores_by_model.csv"]
+        "scores_by_model.csv"]
     assert "Factuality (S_fact) and relevance (S_rel) are missing" in page and "make import-metrics" in page
+    assert report.read_provenance(out.parent.parent / "reports" / "04_answer_scores.html")["title"].startswith(
+        "Answer scores: the surface component only (paper Figure 9;")
     with db.connect(surface_database) as con:
         expected = scores.score_cells(scores.answer_scores(con), "s_surf")
     assert pl.read_csv(out / "heatmap_s_surf.csv", schema=expected.schema).equals(expected)
-    table = pl.read_csv(out / "table2_scores_by_model.csv")
+    table = pl.read_csv(out / "scores_by_model.csv")
     assert table.filter(pl.col("score") == "s")["mean"].null_count() == table.filter(pl.col("score") == "s").height
     assert table.filter(pl.col("score") == "s_surf")["mean"].null_count() == 0
 
@@ -284,6 +287,8 @@ def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path
     table = pl.read_csv(out / "table2_scores_by_model.csv")
     assert table.filter(pl.col("score") == "s")["mean"].null_count() == 0
     assert "Imported metrics cover" in page and "are missing" not in page
+    assert report.read_provenance(out.parent.parent / "reports" / "04_answer_scores.html")["title"] == (
+        "Answer scores (paper Figures 2, 9, 10, 11 and Table 2)")
 
 
 def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_database, tmp_path):
@@ -292,8 +297,11 @@ def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_datab
     by_language = pl.read_csv(out / "ks_by_language.csv")
     assert set(by_language["group_a"]) == {"culturally specific"} and set(by_language["group_b"]) == {"culturally agnostic"}
     assert by_language.height == 23 and by_language["ks_d"].null_count() == 0
-    assert (out / "figure12_group_heatmaps.png").is_file()
-    assert pl.read_csv(out / "table14_high_resource.csv")["model"].to_list()[-1] == scores.ALL_MODELS
+    # Specific vs agnostic is not the paper's Figure 12 or Table 14: neither the names nor the title say so.
+    assert (out / "group_heatmaps.png").is_file() and not list(out.glob("figure12_*"))
+    assert pl.read_csv(out / "high_resource_comparison.csv")["model"].to_list()[-1] == scores.ALL_MODELS
+    title = report.read_provenance(out.parent.parent / "reports" / "06_collection_comparison.html")["title"]
+    assert title == "Comparing two groups of answers: culturally specific vs culturally agnostic (beyond the paper)"
 
 
 def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(metrics_database, tmp_path):
@@ -326,6 +334,9 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
     assert by_language.filter(pl.col("language") != "German")["ks_d"].null_count() == 22
     groups = set(pl.read_csv(out / "figure12_group_heatmaps.csv")["group"])
     assert groups == {"human-collected", "auto-collected"}
+    assert (out / "table14_high_resource.csv").is_file()
+    assert report.read_provenance(out.parent.parent / "reports" / "06_collection_comparison.html")["title"] == (
+        "Human- vs auto-collected questions (paper Figure 12, Table 14, the Appendix C.2 tests)")
 
 
 def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_database):

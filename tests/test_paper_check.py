@@ -1,0 +1,239 @@
+"""The claims registry and `make check-paper`: printed numbers, statuses, registry errors that name the file,
+line and field, missing figures named by claim, and the check on the figures the test suite itself produces."""
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analysis import paper, paper_check, paths, report
+from analysis.errors import InputError
+
+HEADER = ",".join(paper.COLUMNS)
+
+
+# ---------------------------------------------------------------- printed numbers and statuses
+
+@pytest.mark.parametrize("text, value, decimals, unit", [
+    ("98.67", 98.67, 2, 0.01), ("41.4%", 41.4, 1, 0.1), ("1,173", 1173, 0, 1), ("∼64k", 64000, 0, 1000),
+    ("154K", 154000, 0, 1000), ("51.7K", 51700, 1, 100), ("1.38B", 1.38e9, 2, 1e7), (">90%", 90, 0, 1),
+    ("−0.5", -0.5, 1, 0.1), ("0.230", 0.23, 3, 0.001),
+])
+def test_printed_numbers(text, value, decimals, unit):
+    assert paper.printed_number(text) == pytest.approx(value)
+    assert paper.printed_decimals(text) == decimals
+    assert paper.printed_unit(text) == pytest.approx(unit)
+
+
+@pytest.mark.parametrize("text", ["", "N/A", "12-13M", "1,17", "p<.001", "12 %"])
+def test_what_is_not_a_printed_number(text):
+    assert paper.printed_decimals(text) == -1
+    with pytest.raises(ValueError):
+        paper.printed_number(text)
+
+
+@pytest.mark.parametrize("printed, value, expected", [
+    ("2105.0", 2105.047, "exact"),
+    ("0.779", 0.7796, "within rounding"),   # the paper cut 0.7796 instead of rounding it
+    ("0.17", 0.1777, "within rounding"),
+    ("0.188", 0.1831, "differs"),
+    ("29", 28, "differs"),                  # a count off by one is not rounding
+    ("6.12", 6.115, "exact"),               # half-way: either way of rounding a tie is the printed number
+    ("6.11", 6.115, "exact"),
+    ("∼64k", 63757, "exact"),
+    ("∼154K", 154725, "within rounding"),
+    ("55k", 44414, "differs"),
+    ("41.4%", 41.44, "exact"),
+    ("41.4%", 41.46, "within rounding"),
+    ("1,173", 1173, "exact"),
+])
+def test_status_compares_at_the_printed_precision(printed, value, expected):
+    assert paper_check.status(printed, value) == expected
+
+
+def test_suite_value_is_printed_as_the_paper_prints():
+    assert paper_check.suite_text(63757, 0, "∼64k") == "64k"
+    assert paper_check.suite_text(44414, 0, "55,702") == "44,414"
+    assert paper_check.suite_text(41.449, 1, "41.4%") == "41.4%"
+    assert paper_check.suite_text(None, 1, "41.4%") is None
+
+
+# ---------------------------------------------------------------- the registry's errors
+
+def claim_row(**fields) -> str:
+    row = {"claim_id": "calmqa/table4/english/n", "paper": "calmqa", "item": "Table 4", "row": "English",
+           "column": "# Q", "printed": "78", "decimals": "0", "source": "01_dataset_overview/table4_question_lengths",
+           "match": "language=English;question_type=specific", "value_column": "n_questions", "expect": "exact",
+           "reason": "", **fields}
+    return ",".join(f'"{row[c]}"' if "," in row[c] else row[c] for c in paper.COLUMNS)
+
+
+def write_claims(folder: Path, name: str, *rows: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fields, line, field, message", [
+    ({"paper": "calmqqa"}, 2, "paper", "is 'calmqqa'; expected one of calmqa, nativqa"),
+    ({"expect": "close"}, 2, "expect", "is 'close'"),
+    ({"printed": "N/A"}, 2, "printed", "expected a number as the paper prints it"),
+    ({"decimals": "1"}, 2, "decimals", "is '1', but '78' has 0"),
+    ({"expect": "differs"}, 2, "reason", "is empty; a claim expected to be `differs` says why"),
+    ({"source": ""}, 2, "source", "is empty; a reproducible claim names where the suite's value is"),
+    ({"source": "table4_question_lengths"}, 2, "source", "expected NOTEBOOK/CSV-STEM"),
+    ({"match": "language English"}, 2, "match", "expected column=value pairs joined by ';'"),
+    ({"expect": "not in the release", "reason": "never released"}, 2, "source", "a claim not in the release has no suite value"),
+    ({"claim_id": "nativqa/table4/english/n"}, 2, "claim_id", "does not start with its paper, 'calmqa'/"),
+])
+def test_a_bad_claim_is_named_by_file_line_and_field(tmp_path, fields, line, field, message):
+    path = write_claims(tmp_path, "calmqa-table4.csv", claim_row(**fields))
+    with pytest.raises(InputError) as caught:
+        paper.load_claims(tmp_path)
+    text = str(caught.value)
+    assert f"{path}, line {line} ({fields.get('claim_id', 'calmqa/table4/english/n')}), field '{field}': " in text
+    assert message in text
+
+
+def test_every_problem_of_every_file_at_once(tmp_path):
+    write_claims(tmp_path, "a.csv", claim_row(), claim_row(claim_id="calmqa/table4/english/m", printed="7.5"))
+    write_claims(tmp_path, "b.csv", claim_row())  # the same id as a.csv line 2
+    with pytest.raises(InputError) as caught:
+        paper.load_claims(tmp_path)
+    text = str(caught.value)
+    assert "2 problems" in text
+    assert "a.csv, line 3 (calmqa/table4/english/m), field 'decimals'" in text
+    assert "b.csv, line 2 (calmqa/table4/english/n), field 'claim_id': is also the id of a.csv line 2" in text
+
+
+def test_an_empty_registry_is_an_error(tmp_path):
+    with pytest.raises(InputError, match="holds no claims file"):
+        paper.load_claims(tmp_path)
+
+
+def test_the_real_registry_is_valid_and_names_real_notebooks():
+    claims = paper.load_claims()
+    notebooks = {p.stem for p in paths.NOTEBOOKS.glob("*.ipynb")}
+    sources = claims.filter(pl.col("source") != "")["source"].str.split("/").list.first().unique().to_list()
+    assert set(sources) <= notebooks - {report.REPRODUCTION_NOTEBOOK}
+    assert set(claims["paper"]) == set(paper.PAPERS)
+    # every file holds one paper's claims and is named after it
+    for file, papers in claims.group_by("file").agg(pl.col("paper").unique()).iter_rows():
+        assert papers == [file.split("-")[0]], file
+
+
+# ---------------------------------------------------------------- the check on hand-made figures
+
+@pytest.fixture
+def small(tmp_path) -> tuple[Path, Path]:
+    claims = write_claims(
+        tmp_path / "claims", "calmqa-table4.csv",
+        claim_row(),
+        claim_row(claim_id="calmqa/table4/english/mean", column="Q. Bytes avg", printed="275.7", decimals="1",
+                  value_column="question_bytes_mean"),
+        claim_row(claim_id="calmqa/table4/arabic/n", row="Arabic", printed="86", match="language=Arabic;question_type=specific",
+                  expect="differs", reason="one question fewer was released"),
+        claim_row(claim_id="calmqa/section3/auto", item="Section 3", printed="100", source="", match="", value_column="",
+                  expect="not in the release", reason="never released"),
+    ).parent
+    figures = tmp_path / "figures" / "01_dataset_overview"
+    figures.mkdir(parents=True)
+    (figures / "table4_question_lengths.csv").write_text(
+        "language,question_type,n_questions,question_bytes_mean\n"
+        "English,specific,78,275.72\nArabic,specific,85,74.3\nEnglish,agnostic,51,67.1\n", encoding="utf-8")
+    return claims, tmp_path / "figures"
+
+
+def test_check_gives_each_claim_its_status(small):
+    claims, figures = small
+    results = paper_check.check(paper.load_claims(claims), figures)
+    assert results.select("claim_id", "status", "ok").rows() == [
+        ("calmqa/table4/english/n", "exact", True), ("calmqa/table4/english/mean", "exact", True),
+        ("calmqa/table4/arabic/n", "differs", True), ("calmqa/section3/auto", "not in the release", True)]
+    assert paper_check.summary_line(results, "calmqa") == (
+        "CaLMQA: 2 of 4 printed numbers reproduced exactly; 1 differs (with the reason); 1 not in the release")
+    assert paper_check.counts(results, ["paper", "item"]).rows() == [
+        ("calmqa", "Section 3", 1, 0, 0, 0, 1, 0), ("calmqa", "Table 4", 3, 2, 0, 1, 0, 0)]
+
+
+def test_check_passes_and_fails(small, capsys):
+    claims, figures = small
+    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 0
+    out = capsys.readouterr().out
+    assert "CaLMQA: 2 of 4 printed numbers reproduced exactly" in out and "Table 4" in out
+    csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
+    csv.write_text(csv.read_text().replace("English,specific,78,", "English,specific,79,"), encoding="utf-8")
+    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 1
+    err = capsys.readouterr().err
+    assert "calmqa-table4.csv calmqa/table4/english/n: printed 78, expected exact; the suite has 79: differs" in err
+
+
+def test_a_difference_that_disappears_fails_too(small, capsys):
+    claims, figures = small
+    csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
+    csv.write_text(csv.read_text().replace("Arabic,specific,85,", "Arabic,specific,86,"), encoding="utf-8")
+    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 1
+    assert "calmqa/table4/arabic/n: printed 86, expected differs; the suite has 86: exact" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda csv: csv.unlink(), "table4_question_lengths.csv does not exist: run `make figures` (notebook 01_dataset_overview writes it)"),
+    (lambda csv: csv.write_text("language,question_type,n\nEnglish,specific,78\n"), "has no column 'n_questions'"),
+    (lambda csv: csv.write_text("language,question_type,n_questions,question_bytes_mean\nArabic,specific,85,1\n"),
+     "0 rows of 01_dataset_overview/table4_question_lengths.csv match language=English;question_type=specific"),
+    (lambda csv: csv.write_text("language,question_type,n_questions,question_bytes_mean\nEnglish,specific,,1\nArabic,specific,85,1\n"),
+     "the 'n_questions' of the row language=English;question_type=specific is empty"),
+])
+def test_a_missing_value_fails_naming_the_claim(small, capsys, change, problem):
+    claims, figures = small
+    change(figures / "01_dataset_overview" / "table4_question_lengths.csv")
+    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 1
+    err = capsys.readouterr().err
+    assert "calmqa-table4.csv calmqa/table4/english/n: printed 78, expected exact; " in err and problem in err
+
+
+def test_an_invalid_registry_stops_the_check(tmp_path, capsys):
+    write_claims(tmp_path, "calmqa-x.csv", claim_row(expect="close"))
+    assert paper_check.main(["--claims", str(tmp_path), "--figures", str(tmp_path)]) == 2
+    assert "field 'expect'" in capsys.readouterr().err
+
+
+def test_report_table_puts_failures_then_differences_first(small):
+    claims, figures = small
+    (figures / "01_dataset_overview" / "table4_question_lengths.csv").unlink()
+    table = paper_check.report_table(paper_check.check(paper.load_claims(claims), figures))
+    assert table.select("claim_id", "status").rows()[:2] == [
+        ("calmqa/table4/english/n", "no value"), ("calmqa/table4/english/mean", "no value")]
+    sections = paper_check.report_sections(table)
+    assert list(sections) == ["failing", "not in the release"]
+    assert sections["failing"].columns[-4:] == ["status", "expect", "note", "source"]
+    assert "the claim's `source`" in sections["failing"]["note"][0]
+
+
+# ---------------------------------------------------------------- the reproduction the test suite produces
+
+def test_the_suite_reproduces_every_claim_as_registered(built_reports, capsys):
+    assert paper_check.main(["--figures", str(built_reports / "figures")]) == 0, capsys.readouterr().err
+    # The report lists every registered claim, and its summary is the check's.
+    listed = pl.read_csv(built_reports / "figures" / report.REPRODUCTION_NOTEBOOK / "claims.csv", infer_schema=False)
+    claims = paper.load_claims()
+    assert sorted(listed["claim_id"]) == sorted(claims["claim_id"])
+    record = report.read_provenance(built_reports / "reports" / f"{report.REPRODUCTION_NOTEBOOK}.html")
+    results = paper_check.check(claims, built_reports / "figures")
+    assert paper_check.summary_line(results, "calmqa") in record["summary"]
+
+
+def test_changing_one_regenerated_value_fails_the_check(built_reports, tmp_path, capsys):
+    figures = tmp_path / "figures"
+    shutil.copytree(built_reports / "figures", figures)
+    csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
+    table = pl.read_csv(csv)
+    arabic = (pl.col("language") == "Arabic") & (pl.col("question_type") == "specific")
+    assert table.filter(arabic)["n_questions"].item() == 85
+    table.with_columns(n_questions=pl.when(arabic).then(86).otherwise(pl.col("n_questions"))).write_csv(csv)
+    assert paper_check.main(["--figures", str(figures)]) == 1
+    err = capsys.readouterr().err
+    assert "1 claim does not have its expected status" in err
+    assert "calmqa/table4/arabic/culturally-specific-n-q: printed 85, expected exact; the suite has 86: differs" in err

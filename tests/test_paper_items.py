@@ -1,0 +1,63 @@
+"""Titles and file names that name a paper item only when the output reproduces it."""
+
+import nbformat
+
+from analysis import paper_items, report, topics
+
+HUMAN = {"label": "human-collected", "collection": "human", "question_type": "specific"}
+AUTO = {"label": "auto-collected", "collection": "auto", "question_type": "specific"}
+SPECIFIC = {"label": "culturally specific", "collection": "human", "question_type": "specific"}
+AGNOSTIC = {"label": "culturally agnostic", "collection": "human", "question_type": "agnostic"}
+
+
+def test_answer_scores_without_metrics_claim_the_surface_figure_only():
+    labels = paper_items.answer_scores(["s_surf"])
+    assert "surface component only" in labels.title and "paper Figure 9;" in labels.title
+    assert labels.names == {"table": "scores_by_model"}
+
+
+def test_answer_scores_with_every_metric_are_the_papers():
+    labels = paper_items.answer_scores(["s_surf", "s_fact", "s_rel", "s"])
+    assert labels.title == "Answer scores (paper Figures 2, 9, 10, 11 and Table 2)"
+    assert labels.names == {"table": "table2_scores_by_model"}
+
+
+def test_human_vs_auto_on_s_is_figure12_and_table14():
+    labels = paper_items.collection_comparison((HUMAN, AUTO), "s", "high")
+    assert labels.title == "Human- vs auto-collected questions (paper Figure 12, Table 14, the Appendix C.2 tests)"
+    assert labels.names == {"heatmap": "figure12_group_heatmaps", "aggregate": "table14_high_resource"}
+
+
+def test_human_vs_auto_on_another_score_is_not_figure12():
+    labels = paper_items.collection_comparison((HUMAN, AUTO), "s_surf", "high")
+    assert "Figure 12" not in labels.title and "the paper compares the overall score S" in labels.title
+    assert labels.names["heatmap"] == "group_heatmaps"
+    assert paper_items.collection_comparison((HUMAN, AUTO), "s", "low").names["aggregate"] == "low_resource_comparison"
+
+
+def test_other_groups_are_beyond_the_paper():
+    for groups in ((SPECIFIC, AGNOSTIC), ({**HUMAN, "model": "gpt-4o"}, AUTO)):
+        labels = paper_items.collection_comparison(groups, "s", "high")
+        assert labels.title.endswith("(beyond the paper)")
+        assert labels.names == {"heatmap": "group_heatmaps", "aggregate": "high_resource_comparison"}
+
+
+def test_figure6_only_for_the_papers_selection():
+    assert topics.similarity_figure_name("language", "specific", "human") == "figure6_topic_similarity"
+    for selection in (("resource_level", "specific", "human"), ("language", None, "human"), ("language", "specific", None)):
+        assert topics.similarity_figure_name(*selection) == "topic_similarity"
+
+
+def test_a_titled_output_gives_the_report_its_title_and_summary():
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("parameters"),
+        nbformat.v4.new_code_cell("title", outputs=[nbformat.v4.new_output(
+            "execute_result", data={"text/markdown": report.titled("Data-dependent title", "The summary, in words.").data})]),
+        nbformat.v4.new_markdown_cell("## About\n\n# Not the title"),
+    ]
+    assert report.notebook_title(notebook) == "Data-dependent title"
+    assert report.first_markdown_output(notebook) == "The summary, in words."
+    static = nbformat.v4.new_notebook()
+    static.cells = [nbformat.v4.new_markdown_cell("# Static title\n\ntext"), *notebook.cells]
+    assert report.notebook_title(static) == "Static title"
