@@ -8,18 +8,13 @@ import altair as alt
 import duckdb
 import polars as pl
 
-from . import human_evaluation, overview, plots, surface
-
-# A finish-reason code that Gemini's API returned in place of an answer (the release stores it as the
-# answer's text): a provider error, like an empty answer, has no language. surface.py marks these as
-# `provider_error` from issue 13 on; until that is merged they are recognised here.
-PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")
+from . import human_evaluation, intervals, overview, plots, surface
 
 ENGLISH_SQL = """
 SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
        count(*) AS n_answers,
-       count(s.detected_language) FILTER (a.text NOT IN (SELECT unnest($codes))) AS n_with_language,
-       count(*) FILTER (s.detected_language = 'en' AND a.text NOT IN (SELECT unnest($codes))) AS n_english
+       count(s.detected_language) FILTER (NOT s.provider_error) AS n_with_language,
+       count(*) FILTER (s.detected_language = 'en' AND NOT s.provider_error) AS n_english
 FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
@@ -35,10 +30,10 @@ def english_answer_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Figure 16: per model, language (English left out) and question type, the share of the answers
     with a language verdict that the identification takes for English. Provider errors have no verdict;
     a cell without any answer with a verdict (all provider errors) is blank, as in the paper."""
-    cells = con.sql(ENGLISH_SQL, params={"codes": list(PROVIDER_ERROR_CODES)}).pl()
-    return cells.with_columns(
+    cells = con.sql(ENGLISH_SQL).pl().with_columns(
         pct_english=pl.when(pl.col("n_with_language") > 0)
         .then((100 * pl.col("n_english") / pl.col("n_with_language")).round(1)))
+    return intervals.with_wilson(cells, "n_english", "n_with_language", decimals=1)
 
 
 def english_answer_heatmap(cells: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> alt.FacetChart:
@@ -47,7 +42,7 @@ def english_answer_heatmap(cells: pl.DataFrame, con: duckdb.DuckDBPyConnection) 
         cells, x="language", y="model", value="pct_english", column="question_type",
         title="Answers in English to questions in another language, by model and language (paper Figure 16)",
         value_title="% in English", value_format=".0f", x_order=languages, y_order=surface.model_order(con),
-        tooltip=["model", "language", "question_type", "n_answers", "n_with_language", "n_english", "pct_english"],
+        tooltip=["model", "language", "question_type", "n_answers", "n_with_language", "n_english", "pct_english", "ci_low", "ci_high"],
     )
 
 
