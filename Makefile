@@ -121,7 +121,7 @@ import-questions: | $(SETUP) ## add questions of the public dataset's export: FI
 test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
 
-bench: $(DATA_STAMP) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*

@@ -36,7 +36,7 @@ import polars as pl
 import regex
 from scipy import sparse
 
-from . import db, ingest, paths, schema, udhr
+from . import ingest, paths, schema, udhr
 from .errors import Problems
 from .language_id import UNRELIABLE_LANGUAGES, Identifier
 
@@ -59,6 +59,10 @@ SMOOTHING = 0.1  # additive smoothing of each language's n-gram counts
 TRAINING_CHARS = 8_000
 SEED = 19  # of the hash multipliers
 ENGINE_PAPER, ENGINE_NGRAM = "paper", "ngram"
+# Texts scored at once by the n-gram model, and answers read at once by the database build: memory
+# stays bounded however many answers there are.
+CHUNK_TEXTS = 2_000
+BATCH_ANSWERS = 20_000
 
 # One odd random multiplier per order and position: an n-gram's bucket is the top HASH_BITS bits of
 # sum(codepoint_k * M[n, k]) mod 2**64, so n-grams of different orders hash independently.
@@ -130,7 +134,8 @@ def encode(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ngram_counts(texts: list[str], encoded: tuple[np.ndarray, np.ndarray] | None = None) -> sparse.csr_matrix:
-    """(text x bucket) counts of the hashed character n-grams of every text (`encode`d), all orders together."""
+    """(text x bucket) counts of the hashed character n-grams of every text, all orders together
+    (`encoded`: the texts already `encode`d)."""
     codepoints, lengths = encoded if encoded is not None else encode(texts)
     text_of = np.repeat(np.arange(len(lengths)), lengths)
     room = np.repeat(np.cumsum(lengths), lengths) - np.arange(len(codepoints))  # characters left in the text
@@ -200,30 +205,40 @@ class Engine:
         (None for an empty text). Columns: detected_language, engine, ngram_margin."""
         detected, engine = list(pipeline), [ENGINE_PAPER if p is not None else None for p in pipeline]
         margin: list[float | None] = [None] * len(texts)
-        for target, code in self.targets.items():
+        for target in self.targets:
             chosen = [i for i, (language, verdict) in enumerate(zip(languages, pipeline))
                       if language == target and verdict is not None]
-            if not chosen:
-                continue
-            column = self._index[code]
-            encoded = encode([texts[i] for i in chosen])
-            counts = ngram_counts([], encoded)
-            n_ngrams = np.asarray(counts.sum(axis=1)).ravel()
-            scores = (counts @ self._seen).toarray() + np.outer(n_ngrams, self._unseen)
-            scores /= np.maximum(n_ngrams, 1)[:, None]  # mean log-likelihood per n-gram
-            target_score = scores[:, column].copy()
-            scores[:, column] = -np.inf
-            best = scores.argmax(axis=1)
-            known = known_letters(encoded, np.array([ord(c) for c in self.letters[target]], dtype=np.uint64))
-            for row, i in enumerate(chosen):
-                margin[i] = float(target_score[row] - scores[row, best[row]])
-                if margin[i] > 0 and known[row] >= MIN_KNOWN_LETTERS:
-                    detected[i] = code
-                elif pipeline[i] == code:  # the pipeline knows the target (CLD2 knows Kirundi), the model does not agree
-                    detected[i] = self.languages[best[row]]
-                engine[i] = ENGINE_NGRAM
+            for start in range(0, len(chosen), CHUNK_TEXTS):
+                part = chosen[start:start + CHUNK_TEXTS]
+                verdicts = self._judge(target, [texts[i] for i in part], [pipeline[i] for i in part])
+                for i, (language, text_margin) in zip(part, verdicts):
+                    detected[i], engine[i], margin[i] = language, ENGINE_NGRAM, text_margin
         return pl.DataFrame({"detected_language": detected, "engine": engine, "ngram_margin": margin},
                             schema={"detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64})
+
+    def _judge(self, target: str, texts: list[str], pipeline: list[str]) -> list[tuple[str, float]]:
+        """(detected language, margin) of texts expected in `target`, given the pipeline's verdicts."""
+        code = self.targets[target]
+        column = self._index[code]
+        encoded = encode(texts)
+        counts = ngram_counts(texts, encoded)
+        n_ngrams = np.asarray(counts.sum(axis=1)).ravel()
+        scores = (counts @ self._seen).toarray() + np.outer(n_ngrams, self._unseen)
+        scores /= np.maximum(n_ngrams, 1)[:, None]  # mean log-likelihood per n-gram
+        target_score = scores[:, column].copy()
+        scores[:, column] = -np.inf
+        best = scores.argmax(axis=1)
+        margins = target_score - scores[np.arange(len(texts)), best]
+        known = known_letters(encoded, np.array([ord(c) for c in self.letters[target]], dtype=np.uint64))
+        verdicts = []
+        for verdict, margin, letters_known, other in zip(pipeline, margins, known, best):
+            if margin > 0 and letters_known >= MIN_KNOWN_LETTERS:
+                verdicts.append((code, float(margin)))
+            elif verdict == code:  # the pipeline said the target (CLD2 knows Kirundi); the model does not agree
+                verdicts.append((self.languages[other], float(margin)))
+            else:
+                verdicts.append((verdict, float(margin)))
+        return verdicts
 
     def save(self, path: Path | str) -> Path:
         """Write the engine atomically: its counts and a JSON header with its settings."""
@@ -360,18 +375,24 @@ def write_tables(con: duckdb.DuckDBPyConnection, model: Path | str = paths.LANGU
     after the surface stage), replacing the table if it is there."""
     engine = Engine.load(model)
     con.execute(f"DROP TABLE IF EXISTS {ANSWER_LANGUAGE_ALL.name}")
+    con.execute(ANSWER_LANGUAGE_ALL.ddl())
     answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answer_surface ORDER BY 1").fetchall()]
-    db.insert(con, ANSWER_LANGUAGE_ALL, answer_verdicts(con, answer_ids, engine))
+    for start in range(0, len(answer_ids), BATCH_ANSWERS):
+        _insert(con, answer_verdicts(con, answer_ids[start:start + BATCH_ANSWERS], engine))
     return {ANSWER_LANGUAGE_ALL.name: len(answer_ids)}
+
+
+def _insert(con: duckdb.DuckDBPyConnection, verdicts: pl.DataFrame) -> None:
+    con.register("verdicts", verdicts.to_arrow())
+    con.execute(f"INSERT INTO {ANSWER_LANGUAGE_ALL.name} SELECT * FROM verdicts")
+    con.unregister("verdicts")
 
 
 def refresh(con: duckdb.DuckDBPyConnection, answer_ids: list[int], model: Path | str = paths.LANGUAGE_ID_MODEL) -> None:
     """Verdicts for the given answers only (new or changed by an import), after their surface verdicts."""
     verdicts = answer_verdicts(con, answer_ids, Engine.load(model))
     con.execute(f"DELETE FROM {ANSWER_LANGUAGE_ALL.name} WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
-    con.register("verdicts", verdicts.to_arrow())
-    con.execute(f"INSERT INTO {ANSWER_LANGUAGE_ALL.name} SELECT * FROM verdicts")
-    con.unregister("verdicts")
+    _insert(con, verdicts)
 
 
 # ---------------------------------------------------------------- notebook: reads the table above
