@@ -101,12 +101,12 @@ def evaluation_texts(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | 
 
 
 def queries(texts: pl.DataFrame) -> pl.DataFrame:
-    """(text_key, expected) pairs to judge: every release text in its own language; every release text
-    of another language, and every UDHR paragraph, in each of the four languages the paper leaves out."""
-    targets = sorted(lid.TARGETS)
+    """(text_key, expected) pairs to judge: every release text in its own language; every other release
+    text, and every UDHR paragraph, in each of the four languages the paper leaves out."""
     own = texts.filter(pl.col("origin") == "release").select("text_key", pl.col("language_name").alias("expected"))
-    asked = texts.filter(~pl.col("language_name").is_in(targets).fill_null(False))
-    return pl.concat([own, asked.select("text_key").join(pl.DataFrame({"expected": targets}), how="cross")])
+    asked = (texts.select("text_key", "language_name").join(pl.DataFrame({"expected": sorted(lid.TARGETS)}), how="cross")
+             .filter(pl.col("language_name").ne_missing(pl.col("expected"))))
+    return pl.concat([own, asked.select("text_key", "expected")])
 
 
 def _shown_to_every_engine(texts: pl.DataFrame) -> pl.Series:
@@ -302,11 +302,11 @@ def neighbour_false_positives(texts: pl.DataFrame, verdicts: pl.DataFrame) -> pl
 
 
 def other_language_false_positives(texts: pl.DataFrame, verdicts: pl.DataFrame, engines: tuple[str, ...] = ("paper", "all23")) -> pl.DataFrame:
-    """Per language left out by the paper, origin (held-out release texts of the other 19 languages; the
-    UDHR in every language the engine models) and engine: how many texts were taken for the left-out
-    language when it was expected, and in which languages they were written."""
+    """Per language left out by the paper, origin (held-out release texts of the other 22 languages; the
+    UDHR in every other language the engine models) and engine: how many texts were taken for the
+    left-out language when it was expected, and in which languages they were written."""
     judged = _judged(texts, verdicts).filter(pl.col("expected").is_in(sorted(lid.TARGETS)) & pl.col("engine").is_in(list(engines))
-                                             & ~pl.col("language").is_in(list(_target_codes(texts).values())))
+                                             & (pl.col("language") != pl.col("expected_code")))
     taken = (judged.filter(pl.col("as_expected")).group_by("expected", "origin", "engine", "language").len()
              .sort("len", "language", descending=[True, False])
              .group_by("expected", "origin", "engine", maintain_order=True)
