@@ -98,8 +98,8 @@ def release_texts(source: Path | str = paths.RAW_CALMQA) -> pl.DataFrame:
              .filter(pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
              .with_columns(iso_code=pl.col("language").replace_strict(iso, return_dtype=pl.String))
              .with_row_index("text_id"))
-    return texts.with_columns(group=pl.Series(_groups(texts["question"].to_list(), texts["text"].to_list()))) \
-        .select("text_id", "language", "iso_code", "kind", "question", "group", "text")
+    groups = pl.Series(_groups(texts["question"].to_list(), texts["text"].to_list()), dtype=pl.String)
+    return texts.with_columns(group=groups).select("text_id", "language", "iso_code", "kind", "question", "group", "text")
 
 
 def _groups(questions: list[str], texts: list[str]) -> list[str]:

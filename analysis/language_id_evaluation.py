@@ -63,8 +63,8 @@ FRANC_CODES = {
     "rus": "ru", "smo": "sm", "spa": "es", "ton": "to", "tsn": "tn", "wol": "wo", "urd": "ur", "pes": "fa",
     "prs": "fa", "ceb": "ceb", "tgl": "tl", "war": "war", "kin": "rw", "por": "pt", "swh": "sw", "fra": "fr",
 }
-# The UDHR languages whose paragraphs are asked "is this one of the four?": every named neighbour and English.
 EXCERPT_CHARS = 300  # of a text shown in a table
+# The UDHR languages whose paragraphs every engine is asked about: every named neighbour, and English.
 NEIGHBOUR_LANGUAGES = tuple(sorted({c for codes in lid.NEIGHBOURS.values() for c in codes} | {"en"}))
 
 
@@ -74,7 +74,7 @@ def _fold_of(keys: pl.Series, seed: int = SEED, folds: int = FOLDS) -> dict:
     """Each distinct key's fold: the keys in a seeded random order, dealt out in turn."""
     distinct = np.array(sorted(keys.unique().to_list()), dtype=object)
     order = np.random.default_rng(seed).permutation(len(distinct))
-    return {key: int(position % folds) for position, key in zip(range(len(distinct)), distinct[order])}
+    return {key: position % folds for position, key in enumerate(distinct[order])}
 
 
 def evaluation_texts(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | str = paths.UDHR) -> pl.DataFrame:
@@ -109,7 +109,7 @@ def queries(texts: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([own, asked.select("text_key", "expected")])
 
 
-def _shown_to_every_engine(texts: pl.DataFrame) -> pl.Series:
+def _shown_to_every_engine(texts: pl.DataFrame) -> pl.Expr:
     """The texts every engine judges: the release's, and the UDHR paragraphs of the neighbours, English
     and the four languages. (The paper's pipeline and the new engine judge every UDHR paragraph.)"""
     target_codes = texts.filter(pl.col("language_name").is_in(sorted(lid.TARGETS)))["language"].unique()
