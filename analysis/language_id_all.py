@@ -202,7 +202,7 @@ class Engine:
 
     def decide(self, texts: list[str], languages: list[str], pipeline: list[str | None]) -> pl.DataFrame:
         """The verdict for each text, given the language it should be in and the paper pipeline's verdict
-        (None for an empty text). Columns: detected_language, engine, ngram_margin."""
+        (None for a provider error, which gets no verdict). Columns: detected_language, engine, ngram_margin."""
         detected, engine = list(pipeline), [ENGINE_PAPER if p is not None else None for p in pipeline]
         margin: list[float | None] = [None] * len(texts)
         for target in self.targets:
@@ -340,12 +340,12 @@ ANSWER_LANGUAGE_ALL = schema.Table(
     "Language verdict for every model answer in all 23 languages (beyond the paper, analysis/language_id_all.py): "
     "the paper's pipeline, and for Balochi, Hiligaynon, Kirundi and Papiamento a character n-gram model trained on the release.", (
         C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL"),
-        C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code; NULL when the answer is empty"),
+        C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code; NULL for a provider error (as in `answer_surface`)"),
         C("engine", "VARCHAR", "what decided: `paper` (the paper's pipeline, the verdict of `answer_surface`) or `ngram` (the "
-                               "n-gram model, for every answer to a question in Balochi, Hiligaynon, Kirundi or Papiamento); NULL when empty"),
+                               "n-gram model, for every answer to a question in Balochi, Hiligaynon, Kirundi or Papiamento); NULL for a provider error"),
         C("ngram_margin", "DOUBLE", "mean log-likelihood per n-gram of the question's language minus that of the best other "
                                     "language; positive: the n-gram model prefers the question's language; NULL for `paper`"),
-        C("language_correct", "BOOLEAN", "`detected_language` is the question's language, in all 23 languages; NULL when empty"),
+        C("language_correct", "BOOLEAN", "`detected_language` is the question's language, in all 23 languages; NULL for a provider error"),
     ), ("answer_id",))
 TABLES = (ANSWER_LANGUAGE_ALL,)
 
@@ -398,33 +398,17 @@ def refresh(con: duckdb.DuckDBPyConnection, answer_ids: list[int], model: Path |
 # ---------------------------------------------------------------- notebook: reads the table above
 
 BEYOND_PAPER_MARK = " ‡"
-RATES_SQL = """
-SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
-       FALSE AS unreliable,  -- every language is identified here
-       q.language IN (SELECT unnest($targets)) AS beyond_paper,
-       count(*) AS n_answers,
-       100 * avg(i.language_correct::INT) AS pct_correct_language,
-       100 * avg(s.repetition::INT) AS pct_repetition,
-       100 * avg((NOT s.empty AND NOT s.repetition AND coalesce(i.language_correct, FALSE))::INT) AS pct_surface_ok
+# Per model, language and question type: the counts that need a language verdict, from this table.
+LANGUAGE_COUNTS_SQL = """
+SELECT m.display_name AS model, q.language, q.question_type,
+       count(*) FILTER (i.language_correct) AS n_correct_language,
+       count(*) FILTER (NOT s.provider_error AND NOT s.repetition AND i.language_correct) AS n_surface_ok
 FROM answer_language_all i
 JOIN answer_surface s USING (answer_id)
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
-JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
 GROUP BY ALL
-ORDER BY model, l.resource_level, q.language, q.question_type
-"""
-VERDICTS_SQL = """
-SELECT m.display_name AS model, q.language, q.question_type,
-       100 * i.language_correct::INT AS pct_correct_language,
-       100 * s.repetition::INT AS pct_repetition,
-       100 * (NOT s.empty AND NOT s.repetition AND coalesce(i.language_correct, FALSE))::INT AS pct_surface_ok
-FROM answer_language_all i
-JOIN answer_surface s USING (answer_id)
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN models m ON m.model = a.model
 """
 
 
@@ -442,23 +426,22 @@ def language_label_order(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """`surface.rates_by_model_language` with the language verdicts of `answer_language_all`: every
-    language identified (column `unreliable` is false throughout), `beyond_paper` marks the four."""
-    rates = con.sql(RATES_SQL, params={"targets": sorted(TARGETS)}).pl()
-    return rates.with_columns(language_label=pl.col("language").replace_strict(language_labels(con)),
-                              *[pl.col(c).round(1) for c in ("pct_correct_language", "pct_repetition", "pct_surface_ok")])
+    """`surface.rates_by_model_language` with every language identified: the counts and shares that need
+    a language verdict (`n_correct_language`, `n_surface_ok` and their shares) come from this table;
+    `unreliable` is false throughout and `beyond_paper` marks the four languages. `surface.metric_cells`,
+    `surface.rates_by_model` and `surface.summary` take it as they take the paper's."""
+    from . import surface
 
-
-def metric_cells(con: duckdb.DuckDBPyConnection, rates: pl.DataFrame, metric: str) -> pl.DataFrame:
-    """`surface.metric_cells` for `rates_by_model_language`: the heatmap cells of one metric with the
-    95% bootstrap interval of each cell over its answers."""
-    from . import scores
-
+    counts = con.sql(LANGUAGE_COUNTS_SQL).pl()
     by = ["model", "language", "question_type"]
-    intervals = scores.bootstrap_cells(con.sql(VERDICTS_SQL).pl(), by, metric, min_valid=1)
-    return (rates.select(*by, "language_label", "unreliable", "beyond_paper", "n_answers", metric)
-            .join(intervals.select(*by, pl.col("ci_low", "ci_high").round(1)), on=by, how="left")
-            .sort(by))
+    rates = (surface.rates_by_model_language(con).drop("n_correct_language", "n_surface_ok")
+             .join(counts, on=by, how="left", maintain_order="left")
+             .with_columns(pl.col("n_correct_language", "n_surface_ok").fill_null(0),
+                           unreliable=pl.lit(False), beyond_paper=pl.col("language").is_in(sorted(TARGETS)),
+                           language_label=pl.col("language").replace_strict(language_labels(con))))
+    shares = {metric: pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator)).alias(metric)
+              for metric, (count, denominator) in surface.METRIC_COUNTS.items() if metric in surface.LANGUAGE_DEPENDENT}
+    return rates.with_columns(**shares)
 
 
 VERDICT_CHANGES_SQL = """
