@@ -104,7 +104,7 @@ reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
 
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
 
-reports/09_language_identification.html: $(LANGUAGE_ID_EVALUATION)
+reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis.paper_check --figures figures --claims data/paper/claims

