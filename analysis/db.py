@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from . import ingest, nativqa, paths, release, surface
+from . import ingest, language_id_all, nativqa, paths, release, surface
 from .errors import Problems
 from .schema import TABLE_BY_NAME, TABLES, Table, all_tables
 
@@ -192,6 +192,8 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
                             con.execute(table.ddl())  # filled later, by imports
                 with stage("surface"):
                     surface.write_tables(con)
+                with stage("language_id_all"):
+                    language_id_all.write_tables(con)
                 with stage("nativqa"):
                     nativqa.write_tables(con, nativqa_folder)
                 counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in all_tables()}

