@@ -118,7 +118,7 @@ import-metrics: | $(SETUP) ## add per-answer metrics: FILE=metrics.csv|.jsonl [V
 import-questions: | $(SETUP) ## add questions of the public dataset's export: FILE=questions.csv|.jsonl [DB=]
 	$(PY) -m analysis import-questions $(FILE) --db $(DB)
 
-test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) ## set up, obtain the data and run the whole test suite
+test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
 
 bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")

@@ -10,14 +10,15 @@ def test_english_cells_count_answers_with_a_language_verdict(con):
     assert "English" not in set(cells["language"])
     assert cells.height == 8 * 22 * 2
     by_hand = con.sql("""
-        SELECT count(*) FILTER (s.detected_language = 'en' AND a.text NOT IN ('OTHER', 'SAFETY', 'RECITATION')) AS english,
-               count(*) FILTER (s.detected_language IS NOT NULL AND a.text NOT IN ('OTHER', 'SAFETY', 'RECITATION')) AS judged,
-               count(*) FILTER (a.text = 'OTHER' AND s.detected_language = 'en') AS codes_taken_for_english
+        SELECT count(*) FILTER (s.detected_language = 'en' AND a.text NOT IN ('OTHER', 'SAFETY', 'RECITATION', '')) AS english,
+               count(*) FILTER (s.detected_language IS NOT NULL AND a.text NOT IN ('OTHER', 'SAFETY', 'RECITATION', '')) AS judged,
+               count(*) FILTER (a.text IN ('OTHER', 'SAFETY', 'RECITATION') AND s.detected_language IS NOT NULL) AS codes_with_language
         FROM answer_surface s JOIN answers a USING (answer_id) JOIN questions q USING (question_id)
         WHERE q.language <> 'English'
     """).fetchall()[0]
     assert (cells["n_english"].sum(), cells["n_with_language"].sum()) == by_hand[:2]
-    assert by_hand[2] > 0, "the release's `OTHER` codes read as English: the figure must leave them out"
+    assert by_hand[2] == 0, "a provider's finish-reason code is not an answer and gets no language verdict"
+    assert (cells["ci_low"] <= cells["pct_english"]).all() and (cells["pct_english"] <= cells["ci_high"]).all()
     blank = cells.filter(pl.col("n_with_language") == 0)
     assert blank["pct_english"].null_count() == blank.height and set(blank["model"]) <= {"Gemini 1.5 Pro"}
     judged = cells.filter(pl.col("n_with_language") > 0)
