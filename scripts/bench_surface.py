@@ -28,8 +28,12 @@ import pycld2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis import db, paths, surface  # noqa: E402
-from analysis.language_id import CLD2_LANGUAGES, LANGID_ENGINES, UNRELIABLE_LANGUAGES, normalise_code  # noqa: E402
+from analysis import store  # noqa: E402
+from analysis.analyses.surface import bench_markdown  # noqa: E402
+from analysis.core import paths  # noqa: E402
+from analysis.core.vocabulary import UNRELIABLE_LANGUAGES  # noqa: E402
+from analysis.pipeline import surface  # noqa: E402
+from analysis.pipeline.language_id import CLD2_LANGUAGES, LANGID_ENGINES, normalise_code  # noqa: E402
 
 
 def authors_language(text: str, language: str) -> str:
@@ -70,7 +74,7 @@ def timed(function, *args, **kwargs):
 
 
 def run(db_path: Path, out_dir: Path) -> dict:
-    con = db.connect(db_path)
+    con = store.connect(db_path)
     models = con.sql("SELECT answer_id, model FROM answers WHERE NOT is_human").pl()
     answers = con.sql(surface.MODEL_ANSWERS_SQL, params={"answer_ids": models["answer_id"].to_list()}).pl()
     con.close()
@@ -134,7 +138,7 @@ def run(db_path: Path, out_dir: Path) -> dict:
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "surface.json").write_text(json.dumps(results, indent=2) + "\n")
-    (out_dir / "surface.md").write_text(surface.bench_markdown(results) + "\n")
+    (out_dir / "surface.md").write_text(bench_markdown(results) + "\n")
     disagreements.write_csv(out_dir / "surface_disagreements.csv")
     return results
 
@@ -142,10 +146,10 @@ def run(db_path: Path, out_dir: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, default=paths.DATABASE)
-    parser.add_argument("--out", type=Path, default=surface.BENCH_RESULTS)
+    parser.add_argument("--out", type=Path, default=paths.BENCH_RESULTS)
     args = parser.parse_args()
     results = run(args.db, args.out)
-    print(surface.bench_markdown(results))
+    print(bench_markdown(results))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The o200k_base exactness check on every text of the release, and what the paper's encoding changes.
 
 1. Every answer and question of the database is encoded by tiktoken with the verified o200k_base ranks
-   (`analysis.tokenizer.o200k_base`) and by quicktok's own C++ implementation; their token ids must be
+   (`analysis.pipeline.tokenizer.o200k_base`) and by quicktok's own C++ implementation; their token ids must be
    identical for every text.
 2. The repetition verdicts of the model answers with o200k_base (the paper's encoding) are set against
    those with cl100k_base (what the suite used before o200k_base was available offline): how many
@@ -22,8 +22,11 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis import db, paths, surface, tokenizer  # noqa: E402
-from analysis.language_id import UNRELIABLE_LANGUAGES  # noqa: E402
+from analysis import store  # noqa: E402
+from analysis.core import paths  # noqa: E402
+from analysis.core.vocabulary import UNRELIABLE_LANGUAGES  # noqa: E402
+from analysis.io.tokenizer_ranks import O200K_SHA256  # noqa: E402
+from analysis.pipeline import surface, tokenizer  # noqa: E402
 
 TEXTS_SQL = """
 SELECT 'answer' AS kind, answer_id AS id, coalesce(text, '') AS text FROM answers
@@ -53,7 +56,7 @@ def repetition_flags(texts: list[str], encoding) -> list[bool]:
 def run(db_path: Path) -> dict:
     import tiktoken
 
-    con = db.connect(db_path)
+    con = store.connect(db_path)
     texts = con.sql(TEXTS_SQL).pl()
     answers = con.sql(MODEL_ANSWERS_SQL).pl()
     con.close()
@@ -62,7 +65,7 @@ def run(db_path: Path) -> dict:
     exactness["n_answers"] = int((texts["kind"] == "answer").sum())
     exactness["n_questions"] = int((texts["kind"] == "question").sum())
     exactness["first_differing"] = [f"{texts['kind'][i]} {texts['id'][i]}" for i in exactness["first_differing"]]
-    exactness["rank_file_sha256"] = tokenizer.O200K_SHA256
+    exactness["rank_file_sha256"] = O200K_SHA256
 
     # Provider errors get no repetition verdict under either encoding.
     o200k = [f and not e for f, e in zip(repetition_flags(answers["text"].to_list(), tokenizer.o200k_base()),

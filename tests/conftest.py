@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import db, index, paths, report
+from analysis import store
+from analysis.core import paths
+from analysis.pipeline.build import build
+from analysis.reporting import index, run
 
 
 @pytest.fixture(scope="session")
@@ -20,13 +23,13 @@ def release_folder() -> Path:
 def database(release_folder, tmp_path_factory) -> Path:
     """A database built from the real snapshot, private to this test run."""
     path = tmp_path_factory.mktemp("db") / "calmqa.duckdb"
-    db.build(release_folder, path)
+    build(release_folder, path)
     return path
 
 
 @pytest.fixture
 def con(database):
-    connection = db.connect(database)
+    connection = store.connect(database)
     yield connection
     connection.close()
 
@@ -35,7 +38,7 @@ def _run(args) -> str | None:
     """Run one notebook in a worker process; the error as text (exceptions may not pickle) or None."""
     name, database, root = args
     try:
-        report.run_notebook(name, db_path=database, figures_root=root / "figures",
+        run.run_notebook(name, db_path=database, figures_root=root / "figures",
                             reports_root=root / "reports", build_root=root / "build")
     except Exception as exc:  # noqa: BLE001 - reported by the test of that notebook
         return f"{type(exc).__name__}: {exc}"
@@ -47,13 +50,13 @@ def built_runs(database, tmp_path_factory) -> tuple[Path, dict]:
     """reports/ and figures/ of every notebook, run from the real database as `make figures` runs them
     (the reproduction report after the others, whose figures it reads), the index, and each run's error."""
     root = tmp_path_factory.mktemp("reports")
-    names = report.notebook_names()
-    first = [name for name in names if name != report.REPRODUCTION_NOTEBOOK]
+    names = run.notebook_names()
+    first = [name for name in names if name != run.REPRODUCTION_NOTEBOOK]
     # Processes, not threads: each Papermill run starts its own kernel.
     with concurrent.futures.ProcessPoolExecutor(max_workers=3) as pool:
         errors = dict(zip(first, pool.map(_run, [(name, database, root) for name in first])))
-    if report.REPRODUCTION_NOTEBOOK in names:
-        errors[report.REPRODUCTION_NOTEBOOK] = _run((report.REPRODUCTION_NOTEBOOK, database, root))
+    if run.REPRODUCTION_NOTEBOOK in names:
+        errors[run.REPRODUCTION_NOTEBOOK] = _run((run.REPRODUCTION_NOTEBOOK, database, root))
     index.write_index(root / "reports", root / "figures")
     return root, errors
 

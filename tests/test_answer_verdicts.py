@@ -2,7 +2,8 @@
 
 import polars as pl
 
-from analysis import answer_verdicts, human_evaluation
+from analysis.analyses import answer_verdicts, human_evaluation
+from analysis.viz import charts
 
 
 def test_english_cells_count_answers_with_a_language_verdict(con):
@@ -36,5 +37,5 @@ def test_verdict_counts_are_tables_25_to_27_in_long_form(con):
         wide = human_evaluation.verdict_counts(ratings, verdict).filter(pl.col("question_type") == question_type)
         for level in human_evaluation.LEVELS[verdict]:
             assert per_language.filter(pl.col("level") == level)["n_answers"].sum() == wide[level].sum()
-        spec = answer_verdicts.verdict_chart(counts, verdict, question_type).to_dict()
+        spec = charts.verdict_chart(counts, verdict, question_type).to_dict()
         assert f"(paper Figure {figure})" in spec["title"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import db
-from analysis.errors import InputError
+from analysis.pipeline.build import build
+from analysis.core.errors import InputError
 from tiny_release import rating_row, write_ratings, write_release
 
 SPECIFIC = "datasets/dataset-specific-german.json"
@@ -106,7 +106,7 @@ CASES = {
 def good_database(tmp_path_factory) -> Path:
     folder = write_release(tmp_path_factory.mktemp("good") / "release", gzip_files=False)
     path = folder.parent / "calmqa.duckdb"
-    db.build(folder, path, verify=False)
+    build(folder, path, verify=False)
     return path
 
 
@@ -119,7 +119,7 @@ def test_bad_input_is_refused_and_the_database_kept(case, tmp_path, good_databas
     target.write_bytes(good_database.read_bytes())
     before = hashlib.sha256(target.read_bytes()).hexdigest()
     with pytest.raises(InputError) as info:
-        db.build(folder, target, verify=False, progress=False)
+        build(folder, target, verify=False, progress=False)
     message = str(info.value)
     for fragment in expected:
         assert fragment in message, f"{fragment!r} not in:\n{message}"
@@ -131,7 +131,7 @@ def test_several_problems_in_one_file_are_reported_together(tmp_path):
     folder = write_release(tmp_path / "release", gzip_files=False)
     write_ratings(folder, [rating_row(rating="0"), rating_row(annotation_id="9", model="bard", omissions="?")])
     with pytest.raises(InputError) as info:
-        db.build(folder, tmp_path / "x.duckdb", verify=False)
+        build(folder, tmp_path / "x.duckdb", verify=False)
     message = str(info.value)
     assert message.startswith("3 problems")
     assert "line 2 (annotation_id 7), field 'rating'" in message

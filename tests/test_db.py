@@ -9,8 +9,9 @@ import shutil
 import duckdb
 import pytest
 
-from analysis import db, schema
-from analysis.errors import InputError
+from analysis import schema, store
+from analysis.pipeline.build import build
+from analysis.core.errors import InputError
 from tiny_release import write_release
 
 
@@ -26,7 +27,7 @@ def test_tables_and_counts(con):
 
 
 def test_schema_matches_the_documentation(con):
-    for table in schema.all_tables():
+    for table in schema.TABLES:
         columns = [r[0] for r in con.execute(f"DESCRIBE {table.name}").fetchall()]
         assert columns == table.column_names(), table.name
 
@@ -49,7 +50,7 @@ def test_every_answer_and_rating_points_at_a_question(con):
 
 
 def test_notebooks_can_only_read(database):
-    with db.connect(database) as con, pytest.raises(duckdb.Error):
+    with store.connect(database) as con, pytest.raises(duckdb.Error):
         con.execute("CREATE TABLE scratch (x INTEGER)")
 
 
@@ -66,7 +67,7 @@ def test_failed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
     victim = sorted((corrupted / "datasets").iterdir())[3]
     victim.write_bytes(victim.read_bytes()[:-200])
     with pytest.raises(InputError) as info:
-        db.build(corrupted, target)
+        build(corrupted, target)
     assert victim.name in str(info.value)
     assert _digest(target) == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["calmqa.duckdb", "calmqa.duckdb.lock"]
@@ -75,18 +76,18 @@ def test_failed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
 def test_unverified_build_of_own_files(tmp_path):
     source = write_release(tmp_path / "release")
     with pytest.raises(InputError, match="checksum mismatch"):
-        db.build(source, tmp_path / "own.duckdb")
-    counts = db.build(source, tmp_path / "own.duckdb", verify=False)
+        build(source, tmp_path / "own.duckdb")
+    counts = build(source, tmp_path / "own.duckdb", verify=False)
     assert counts["questions"] == 4 and counts["ratings"] == 1
 
 
 def test_two_builds_give_identical_tables(tmp_path):
     source = write_release(tmp_path / "release")
     first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
-    db.build(source, first, verify=False)
-    db.build(source, second, verify=False)
-    with db.connect(first) as a, db.connect(second) as b:
-        for table in schema.all_tables():
+    build(source, first, verify=False)
+    build(source, second, verify=False)
+    with store.connect(first) as a, store.connect(second) as b:
+        for table in schema.TABLES:
             query = f"SELECT * FROM {table.name} ORDER BY ALL"
             assert a.execute(query).fetchall() == b.execute(query).fetchall(), table.name
 
@@ -95,7 +96,7 @@ def test_killed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
     target = tmp_path / "calmqa.duckdb"
     shutil.copy(database, target)
     before = _digest(target)
-    code = f"from analysis import db; db.build({str(release_folder)!r}, {str(target)!r})"
+    code = f"from analysis.pipeline.build import build; build({str(release_folder)!r}, {str(target)!r})"
     process = subprocess.Popen([sys.executable, "-c", code])
     deadline = time.monotonic() + 60
     while not list(tmp_path.glob(".calmqa.duckdb.tmp-*")) and time.monotonic() < deadline:
@@ -104,7 +105,7 @@ def test_killed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
     process.wait()
     assert _digest(target) == before
     # the next build clears what the killed one left behind and succeeds
-    db.build(release_folder, target)
+    build(release_folder, target)
     assert not list(tmp_path.glob(".calmqa.duckdb.tmp-*"))
 
 
@@ -114,6 +115,6 @@ def test_a_ten_megabyte_answer(tmp_path):
     data = json.loads(path.read_text(encoding="utf-8"))
     data["entries"][0]["answers"][1]["translations"]["German"]["text"] = "Wort " * 2_000_000
     path.write_text(json.dumps(data), encoding="utf-8")
-    db.build(source, tmp_path / "big.duckdb", verify=False)
-    with db.connect(tmp_path / "big.duckdb") as con:
+    build(source, tmp_path / "big.duckdb", verify=False)
+    with store.connect(tmp_path / "big.duckdb") as con:
         assert con.execute("SELECT max(n_bytes) FROM answers").fetchone()[0] == 10_000_000

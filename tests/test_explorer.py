@@ -5,12 +5,14 @@ import papermill
 import polars as pl
 import pytest
 
-from analysis import db, explorer, paths
+from analysis import store
+from analysis.core import paths
+from analysis.ui import explorer
 
 
 @pytest.fixture(scope="module")
 def explore(database):
-    connection = db.connect(database)
+    connection = store.connect(database)
     yield explorer.Explorer(connection, page_size=3)
     connection.close()
 
@@ -35,12 +37,6 @@ def test_metric_cells_equal_a_recomputation_in_sql(con):
     n_empty = con.sql("SELECT count(*) FROM answers WHERE NOT is_human AND text = ''").fetchall()[0][0]
     assert (empty["value"] * empty["n_answers"]).sum() == pytest.approx(n_empty)
     assert ((empty["ci_low"] <= empty["value"]) & (empty["value"] <= empty["ci_high"])).all()
-
-
-def test_wilson_interval_matches_a_known_value():
-    low, high = explorer.wilson_interval(0.5, 10)
-    assert (low, high) == pytest.approx((0.2366, 0.7634), abs=1e-4)
-    assert explorer.wilson_interval(0.0, 0) == (None, None)
 
 
 def test_widgets_filter_the_answers_and_the_heatmap(explore, con):
@@ -82,7 +78,7 @@ def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, 
     assert len(explore.metric.options) == len(explorer.METRICS)
     explore.metric.value = "repetition_share"
     cells = explorer.metric_cells(explore.answers, explorer.METRIC_BY_KEY["repetition_share"])
-    with db.connect(database) as con:
+    with store.connect(database) as con:
         n_repeating = con.sql("SELECT count(*) FROM answer_surface WHERE repetition").fetchall()[0][0]
     assert (cells["value"] * cells["n_answers"]).sum() == pytest.approx(n_repeating)
     explore.question.value = explore.question.options[1][1]
@@ -92,7 +88,7 @@ def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, 
     copy.write_bytes(database.read_bytes())
     with duckdb.connect(str(copy)) as con:
         con.execute("DROP TABLE answer_surface")
-    with db.connect(copy) as con:
+    with store.connect(copy) as con:
         without = explorer.Explorer(con)
         assert [m.key for m in explorer.available_metrics(without.has_surface)] == ["answer_bytes", "empty_share"]
         assert "no <code>answer_surface</code> table" in without.status.value

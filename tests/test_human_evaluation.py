@@ -5,7 +5,8 @@ import math
 import polars as pl
 import pytest
 
-from analysis import human_evaluation
+from analysis.analyses import human_evaluation
+from analysis.viz import charts
 
 SMALL = pl.DataFrame({
     "rating_id": [1, 2, 3, 4, 5, 6],
@@ -88,7 +89,7 @@ def test_random_effect_note_follows_the_data():
 
 def test_distribution_chart_has_one_panel_per_question_type():
     table = human_evaluation.rating_distribution(SMALL, ["model", "question_type"])
-    spec = human_evaluation.rating_distribution_chart(table, "question_type", title="t").to_dict()
+    spec = charts.rating_distribution_chart(table, "question_type", title="t").to_dict()
     assert spec["facet"]["column"]["field"] == "question_type"
     assert spec["facet"]["column"]["sort"] == ["specific", "agnostic"]
     assert spec["spec"]["encoding"]["x"]["stack"] == "normalize"

@@ -6,8 +6,11 @@ import shutil
 
 import pytest
 
-from analysis import db, imports, paths
-from analysis.errors import InputError
+from analysis import store
+from analysis.core import paths
+from analysis.core.errors import Problems
+from analysis.pipeline import imports
+from analysis.core.errors import InputError
 
 EXAMPLES = paths.DATA / "examples"
 
@@ -24,14 +27,14 @@ def _digest(path) -> str:
 
 
 def _rows(path, sql):
-    with db.connect(path) as con:
+    with store.connect(path) as con:
         return con.execute(sql).fetchall()
 
 
 def test_metrics_by_answer_name_and_by_key(copy):
-    first = imports.import_metrics(EXAMPLES / "metrics.csv", copy)
+    first = imports.import_file("metrics", EXAMPLES / "metrics.csv", copy)
     assert (first.added, first.changed, first.unchanged) == (3, 0, 0)
-    imports.import_metrics(EXAMPLES / "metrics.jsonl", copy)
+    imports.import_file("metrics", EXAMPLES / "metrics.jsonl", copy)
     rows = dict(_rows(copy, "SELECT a.name, (m.n_claims, m.n_supported, m.relevant) FROM answer_metrics m "
                             "JOIN answers a USING (answer_id)"))
     assert rows["german:0:language.german:gpt 4o"] == (12, 9, True)
@@ -40,27 +43,27 @@ def test_metrics_by_answer_name_and_by_key(copy):
 
 
 def test_metrics_import_is_idempotent(copy):
-    imports.import_metrics(EXAMPLES / "metrics.csv", copy)
-    with db.connect(copy) as con:
+    imports.import_file("metrics", EXAMPLES / "metrics.csv", copy)
+    with store.connect(copy) as con:
         before = con.execute("SELECT * FROM answer_metrics ORDER BY ALL").fetchall()
-    again = imports.import_metrics(EXAMPLES / "metrics.csv", copy)
+    again = imports.import_file("metrics", EXAMPLES / "metrics.csv", copy)
     assert (again.added, again.changed, again.unchanged) == (0, 0, 3)
-    with db.connect(copy) as con:
+    with store.connect(copy) as con:
         assert con.execute("SELECT * FROM answer_metrics ORDER BY ALL").fetchall() == before
 
 
 def test_a_second_file_updates_only_the_metrics_it_gives(copy, tmp_path):
-    imports.import_metrics(EXAMPLES / "metrics.csv", copy)
+    imports.import_file("metrics", EXAMPLES / "metrics.csv", copy)
     relevance = tmp_path / "judge.csv"
     relevance.write_text("answer,relevant\ngerman:0:language.german:gpt 4o,no\n", encoding="utf-8")
-    summary = imports.import_metrics(relevance, copy)
+    summary = imports.import_file("metrics", relevance, copy)
     assert summary.changed == 1
     assert _rows(copy, "SELECT n_claims, n_supported, relevant FROM answer_metrics m JOIN answers a "
                        "USING (answer_id) WHERE a.name = 'german:0:language.german:gpt 4o'") == [(12, 9, False)]
 
 
 def test_veriscore_output(copy):
-    imports.import_metrics(EXAMPLES / "veriscore-claims.jsonl", copy,
+    imports.import_file("metrics", EXAMPLES / "veriscore-claims.jsonl", copy,
                            verification=EXAMPLES / "veriscore-verification.jsonl")
     rows = dict(_rows(copy, "SELECT a.name, (m.n_claims, m.n_supported) FROM answer_metrics m JOIN answers a "
                             "USING (answer_id)"))
@@ -83,7 +86,7 @@ def test_malformed_metrics_are_refused(copy, tmp_path, content, fragments):
     path.write_text(content, encoding="utf-8")
     before = _digest(copy)
     with pytest.raises(InputError) as info:
-        imports.import_metrics(path, copy)
+        imports.import_file("metrics", path, copy)
     for fragment in fragments:
         assert fragment in str(info.value)
     assert _digest(copy) == before
@@ -94,19 +97,19 @@ def test_malformed_jsonl_names_the_line(copy, tmp_path):
     path.write_text('{"answer": "german:0:language.german:gpt 4o", "relevant": true}\n{"answer": \n', encoding="utf-8")
     before = _digest(copy)
     with pytest.raises(InputError, match=r"metrics.jsonl, line 2 column \d+: invalid JSON"):
-        imports.import_metrics(path, copy)
+        imports.import_file("metrics", path, copy)
     assert _digest(copy) == before
 
 
 def test_questions_import(copy):
-    summary = imports.import_questions(EXAMPLES / "questions.csv", copy)
+    summary = imports.import_file("questions", EXAMPLES / "questions.csv", copy)
     assert summary.added == 3
     rows = _rows(copy, "SELECT name, language, question_type, collection FROM questions WHERE collection = 'auto' "
                        "ORDER BY name")
     assert rows == [("auto:german:0", "German", "specific", "auto"), ("auto:german:1", "German", "specific", "auto"),
                     ("auto:japanese:0", "Japanese", "specific", "auto")]
     assert _rows(copy, "SELECT count(*) FROM answers WHERE name LIKE 'auto:%:human'") == [(1,)]
-    again = imports.import_questions(EXAMPLES / "questions.csv", copy)
+    again = imports.import_file("questions", EXAMPLES / "questions.csv", copy)
     assert (again.added, again.unchanged) == (0, 3)
 
 
@@ -115,7 +118,7 @@ def test_a_question_already_in_the_release_is_not_added_again(copy, tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text(json.dumps({"language": "German", "question_type": "specific", "question": "  " + text,
                                 "collection": "human"}) + "\n", encoding="utf-8")
-    assert imports.import_questions(path, copy).added == 0
+    assert imports.import_file("questions", path, copy).added == 0
 
 
 def test_malformed_questions_are_refused(copy, tmp_path):
@@ -124,7 +127,7 @@ def test_malformed_questions_are_refused(copy, tmp_path):
                     encoding="utf-8")
     before = _digest(copy)
     with pytest.raises(InputError) as info:
-        imports.import_questions(path, copy)
+        imports.import_file("questions", path, copy)
     message = str(info.value)
     assert message.startswith("3 problems")
     assert "line 2, field 'language'" in message and "line 3, field 'question_type'" in message
@@ -134,7 +137,7 @@ def test_malformed_questions_are_refused(copy, tmp_path):
 
 def test_answers_of_a_new_model(copy):
     surface_before = _rows(copy, "SELECT count(*) FROM answer_surface")[0][0]
-    summary = imports.import_answers(EXAMPLES / "answers.csv", copy)
+    summary = imports.import_file("answers", EXAMPLES / "answers.csv", copy)
     assert (summary.added, summary.changed, summary.unchanged) == (4, 0, 0)
     assert _rows(copy, "SELECT display_name FROM models WHERE model = 'my-model-7b'") == [("my-model-7b",)]
     verdicts = _rows(copy, "SELECT a.name, s.empty FROM answer_surface s JOIN answers a USING (answer_id) "
@@ -142,16 +145,16 @@ def test_answers_of_a_new_model(copy):
     assert len(verdicts) == 4 and ("afar:0:language.afar:my-model-7b", True) in verdicts
     # verdicts were computed for the new answers only
     assert _rows(copy, "SELECT count(*) FROM answer_surface")[0][0] == surface_before + 4
-    again = imports.import_answers(EXAMPLES / "answers.csv", copy)
+    again = imports.import_file("answers", EXAMPLES / "answers.csv", copy)
     assert (again.added, again.changed, again.unchanged) == (0, 0, 4)
 
 
 def test_a_changed_answer_is_replaced_and_its_verdict_recomputed(copy, tmp_path):
-    imports.import_answers(EXAMPLES / "answers.csv", copy)
+    imports.import_file("answers", EXAMPLES / "answers.csv", copy)
     path = tmp_path / "fixed.jsonl"
     path.write_text(json.dumps({"question": "afar:0", "language": "Afar", "model": "my-model-7b",
                                 "answer": "Maqaane " * 5}) + "\n", encoding="utf-8")
-    summary = imports.import_answers(path, copy)
+    summary = imports.import_file("answers", path, copy)
     assert (summary.added, summary.changed) == (0, 1)
     assert _rows(copy, "SELECT s.empty FROM answer_surface s JOIN answers a USING (answer_id) "
                        "WHERE a.name = 'afar:0:language.afar:my-model-7b'") == [(False,)]
@@ -166,7 +169,7 @@ def test_answers_in_the_release_format(copy, tmp_path):
                           "prompting_state": {"model_name": "New LLM 2 (local)", "model_path": "org/new-llm-2"}}]}
     path = tmp_path / "dataset-specific-german.json"
     path.write_text(json.dumps({"entries": [entry]}), encoding="utf-8")
-    assert imports.import_answers(path, copy).added == 1
+    assert imports.import_file("answers", path, copy).added == 1
     assert _rows(copy, "SELECT model, version FROM models WHERE model = 'new-llm-2-local'") == [
         ("new-llm-2-local", "org/new-llm-2")]
 
@@ -181,7 +184,7 @@ def test_malformed_answers_are_refused_together(copy, tmp_path):
                     "german:0,German,my-model,y\n", encoding="utf-8")
     before = _digest(copy)
     with pytest.raises(InputError) as info:
-        imports.import_answers(path, copy)
+        imports.import_file("answers", path, copy)
     message = str(info.value)
     assert message.startswith("4 problems")
     assert "line 2, field 'question': no question 'german:9999' in German" in message
@@ -198,7 +201,7 @@ def test_a_large_answer_file_is_streamed(copy, tmp_path):
         fh.write("question,language,model,answer\n")
         for i in range(100_000):
             fh.write(f"german:0,German,bulk-{i},Antwort {i}\n")
-    with db.connect(copy) as con:
-        problems = imports.Problems()
-        frame = imports.read_answer_file(path, con, problems)
+    with store.connect(copy) as con:
+        problems = Problems()
+        frame = imports.read("answers", path, con, problems)
     assert not problems.items and frame.height == 100_000

@@ -4,8 +4,9 @@ import json
 import polars as pl
 import pytest
 
-from analysis import db
-from analysis.errors import InputError
+from analysis import store
+from analysis.pipeline.build import build
+from analysis.core.errors import InputError
 from tiny_release import rating_row, write_ratings, write_release
 
 
@@ -59,8 +60,8 @@ def test_text_and_bytes(con):
 
 def _tiny(folder):
     path = folder.parent / f"{folder.name}.duckdb"
-    db.build(folder, path, verify=False, progress=False)
-    with db.connect(path) as con:
+    build(folder, path, verify=False, progress=False)
+    with store.connect(path) as con:
         return {t: con.sql(f"SELECT * FROM {t} ORDER BY ALL").pl() for t in ("questions", "answers", "ratings")}
 
 
@@ -79,7 +80,7 @@ def test_tiny_release_gz_and_plain_json_agree(tmp_path):
 
 def _problems(folder) -> str:
     with pytest.raises(InputError) as info:
-        db.build(folder, folder.parent / "x.duckdb", verify=False, progress=False)
+        build(folder, folder.parent / "x.duckdb", verify=False, progress=False)
     return str(info.value)
 
 

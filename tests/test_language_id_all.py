@@ -5,13 +5,19 @@ import re
 import shutil
 import subprocess
 
-import duckdb
-import numpy as np
 import polars as pl
 import pytest
 
-from analysis import db, imports, language_id_all as lid, language_id_evaluation as ev, paths, report, udhr
-from analysis.errors import InputError
+from analysis import store
+from analysis.analyses import language_id_evaluation as ev
+from analysis.core import paths
+from analysis.core.vocabulary import NEIGHBOURS
+from analysis.io import udhr
+from analysis.pipeline import imports
+from analysis.pipeline import language_id_all as lid
+from analysis.pipeline import language_id_evaluation as evaluate
+from analysis.reporting import run
+from analysis.core.errors import InputError
 
 TARGET_CODES = {"Balochi": "bal", "Hiligaynon": "hil", "Kirundi": "rn", "Papiamento": "pap"}
 
@@ -25,7 +31,7 @@ def udhr_folder():
 
 @pytest.fixture(scope="session")
 def texts(release_folder, udhr_folder):
-    return ev.evaluation_texts(release_folder, udhr_folder)
+    return evaluate.evaluation_texts(release_folder, udhr_folder)
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +39,7 @@ def evaluation(release_folder, udhr_folder, tmp_path_factory):
     """The cross-validated evaluation of the paper's pipeline and the new engine (the other engines are
     the notebook's, `make language-id-eval`; they take a minute more)."""
     out = tmp_path_factory.mktemp("language_id") / "evaluation"
-    ev.evaluate(release_folder, udhr_folder, out, engines=("paper", "all23"))
+    evaluate.evaluate(release_folder, udhr_folder, out, engines=("paper", "all23"))
     return ev.read(out)
 
 
@@ -50,11 +56,11 @@ def test_the_split_keeps_every_question_and_article_on_one_side(texts):
     udhr_rows = texts.filter(pl.col("origin") == "udhr")
     assert udhr_rows.group_by("group").agg(pl.col("fold").n_unique())["fold"].max() == 1
     sizes = release.group_by("fold").len()["len"]
-    assert sizes.len() == ev.FOLDS and sizes.min() > 0.15 * release.height
+    assert sizes.len() == evaluate.FOLDS and sizes.min() > 0.15 * release.height
 
 
 def test_the_split_is_the_same_every_time(texts, release_folder, udhr_folder):
-    again = ev.evaluation_texts(release_folder, udhr_folder)
+    again = evaluate.evaluation_texts(release_folder, udhr_folder)
     assert again.select("text_key", "fold").equals(texts.select("text_key", "fold"))
 
 
@@ -132,7 +138,7 @@ def test_no_other_language_is_identified_less_often_than_by_the_paper_pipeline(e
 def test_at_most_5_percent_of_neighbour_text_is_taken_for_one_of_the_four(evaluation):
     texts, verdicts, _ = evaluation
     judged = verdicts.filter((pl.col("engine") == "all23")).join(texts, on="text_key").filter(pl.col("origin") == "udhr")
-    for target, neighbours in lid.NEIGHBOURS.items():
+    for target, neighbours in NEIGHBOURS.items():
         for neighbour in neighbours:
             rows = judged.filter((pl.col("expected") == target) & (pl.col("language") == neighbour))
             assert rows.height >= 50, (target, neighbour)
@@ -192,8 +198,8 @@ def test_imported_answers_get_verdicts_for_all_23_languages(database, tmp_path):
     answers.write_text("question,language,model,answer\n"
                        "kirundi:1,Kirundi,my-model,\"Ishirahamwe rishobora kwunguka mu gihe rigurisha ibicuruzwa "
                        "canke ibikorwa vyaryo ku giciro kiruta ico vyaritwaye.\"\n", encoding="utf-8")
-    imports.import_answers(answers, target)
-    with db.connect(target) as con:
+    imports.import_file("answers", answers, target)
+    with store.connect(target) as con:
         row = con.sql("SELECT i.engine, i.language_correct FROM answer_language_all i JOIN answers a USING (answer_id) "
                       "WHERE a.model = 'my-model'").fetchall()
     assert row == [("ngram", True)]
@@ -232,7 +238,7 @@ def test_notebook_09_end_to_end(database, evaluation, tmp_path, con):
     texts.write_parquet(evaluation_dir / "texts.parquet")
     verdicts.write_parquet(evaluation_dir / "verdicts.parquet")
     (evaluation_dir / "meta.json").write_text(__import__("json").dumps(meta), encoding="utf-8")
-    html = report.run_notebook("10_language_identification", db_path=database, figures_root=tmp_path / "figures",
+    html = run.run_notebook("10_language_identification", db_path=database, figures_root=tmp_path / "figures",
                                reports_root=tmp_path / "reports", build_root=tmp_path / "build",
                                parameters={"evaluation_dir": str(evaluation_dir)})
     out = tmp_path / "figures" / "10_language_identification"

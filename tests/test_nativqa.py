@@ -8,8 +8,13 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from analysis import db, nativqa, report
-from analysis.errors import InputError
+from analysis import store
+from analysis.analyses import nativqa
+from analysis.io import nativqa as nativqa_files
+from analysis.pipeline import nativqa as nativqa_tables
+from analysis.reporting import run
+from analysis.viz import charts
+from analysis.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +25,12 @@ def loaded_database(database) -> Path:
 
 @pytest.fixture
 def loaded(loaded_database):
-    con = db.connect(loaded_database)
+    con = store.connect(loaded_database)
     yield con
     con.close()
 
 
-def read_csv(name: str, folder: Path = nativqa.FOLDER) -> pl.DataFrame:
+def read_csv(name: str, folder: Path = nativqa_files.FOLDER) -> pl.DataFrame:
     return pl.read_csv(folder / name, infer_schema=False)
 
 
@@ -49,10 +54,10 @@ def test_regions_match_csv(loaded):
 def test_results_match_the_four_csvs(loaded):
     expected = pl.concat([
         published(read_csv(name), "value").with_columns(pl.lit(str(number)).alias("paper_table"))
-        for name, number in nativqa.RESULT_FILES.items()
+        for name, number in nativqa_files.RESULT_FILES.items()
     ]).sort("model", "region", "metric", "setting")
     loaded_rows = table_as_strings(loaded, "nativqa_results", expected.columns, ["model", "region", "metric", "setting"])
-    assert loaded_rows.height == sum(read_csv(name).height for name in nativqa.RESULT_FILES)
+    assert loaded_rows.height == sum(read_csv(name).height for name in nativqa_files.RESULT_FILES)
     assert_frame_equal(loaded_rows, expected)
 
 
@@ -80,7 +85,7 @@ def test_additional_pairs_match_csv(loaded):
 
 def test_source_files_record_checksums(loaded):
     rows = loaded.sql("SELECT file, sha256, bytes FROM nativqa_source_files ORDER BY file").pl()
-    csvs = sorted(p for p in nativqa.FOLDER.glob("*.csv"))
+    csvs = sorted(p for p in nativqa_files.FOLDER.glob("*.csv"))
     assert rows["file"].to_list() == [p.name for p in csvs]
     assert rows["sha256"].to_list() == [hashlib.sha256(p.read_bytes()).hexdigest() for p in csvs]
     assert rows["bytes"].to_list() == [p.stat().st_size for p in csvs]
@@ -88,7 +93,7 @@ def test_source_files_record_checksums(loaded):
 
 def test_dataset_total_row_sums_the_regions(loaded):
     sizes = nativqa.dataset_sizes(loaded)
-    csv = pl.read_csv(nativqa.FOLDER / "table1_dataset.csv")
+    csv = pl.read_csv(nativqa_files.FOLDER / "table1_dataset.csv")
     total = sizes.filter(pl.col("region") == "Total").row(0, named=True)
     for column in ("seed_queries", "qa_pairs_collected", "train", "dev", "test", "total_annotated"):
         assert total[column] == csv[column].sum()
@@ -169,7 +174,7 @@ def small_folder(tmp_path) -> Path:
 @pytest.fixture
 def small(small_folder):
     con = duckdb.connect()
-    nativqa.write_tables(con, small_folder)
+    nativqa_tables.write_tables(con, small_folder)
     yield con
     con.close()
 
@@ -179,8 +184,8 @@ def test_write_tables_counts_rows_and_reloads(small_folder):
     expected = {"nativqa_regions": 3, "nativqa_results": 20, "nativqa_dataset": 3,
                 "nativqa_edit_distance": 6, "nativqa_lengths": 3, "nativqa_additional_pairs": 3,
                 "nativqa_source_files": 9}
-    assert nativqa.write_tables(con, small_folder) == expected
-    assert nativqa.write_tables(con, small_folder) == expected
+    assert nativqa_tables.write_tables(con, small_folder) == expected
+    assert nativqa_tables.write_tables(con, small_folder) == expected
     assert con.execute("SELECT count(*) FROM nativqa_results").fetchone()[0] == 20
 
 
@@ -217,7 +222,7 @@ def test_human_ratings_average_over_rated_regions(small):
     human = nativqa.human_ratings(small)
     assert human.select("region", "human_accuracy_1to5", "human_usefulness_1to5").rows() == [
         ("R1", 4.0, 5.0), ("R2", 3.0, 2.0), ("Average", 3.5, 3.5)]
-    assert nativqa.regions_without(small, nativqa.HUMAN_METRICS) == ["R3"]
+    assert nativqa.regions_without(small, nativqa_files.HUMAN_METRICS) == ["R3"]
     assert "R3" in nativqa.human_coverage_note(small)
 
 
@@ -243,7 +248,7 @@ def test_dataset_total_counts_regions_and_languages(small):
 def test_figure5_names_only_bleu(small):
     assert nativqa.resource_level_name("bleu") == "figure5_bleu_by_resource_level"
     assert nativqa.resource_level_name("rouge1") == "rouge1_by_resource_level"
-    title = nativqa.resource_level_chart(nativqa.average_by_resource_level(small, "rouge1"), "rouge1").to_dict()["title"]
+    title = charts.resource_level_chart(nativqa.average_by_resource_level(small, "rouge1"), "rouge1").to_dict()["title"]
     assert "beyond the paper" in title and "Figure 5" in title  # says whose figure it is not
 
 
@@ -270,7 +275,7 @@ def test_summary_is_computed_from_the_tables(small):
 
 def test_heatmap_orders_regions_and_models(small):
     cells = nativqa.scores(small, "bleu")
-    spec = nativqa.score_heatmap(cells, "bleu", ["R3", "R2", "R1"], ["M2", "M1"], 2).to_dict()
+    spec = charts.nativqa_score_heatmap(cells, "bleu", ["R3", "R2", "R1"], ["M2", "M1"], 2).to_dict()
     layer = spec["layer"][0]["encoding"]
     assert layer["x"]["sort"] == ["R3", "R2", "R1"] and layer["y"]["sort"] == ["M2", "M1"]
     assert spec["layer"][1]["encoding"]["text"]["format"] == ".3f"
@@ -320,7 +325,7 @@ def test_malformed_csv_names_file_line_and_field(small_folder, name, old, new, m
     rewrite(small_folder, name, old, new)
     con = duckdb.connect()
     with pytest.raises(InputError) as caught:
-        nativqa.write_tables(con, small_folder)
+        nativqa_tables.write_tables(con, small_folder)
     assert message in str(caught.value)
     assert con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == 0, "nothing is written"
 
@@ -329,7 +334,7 @@ def test_every_problem_is_reported_at_once(small_folder):
     rewrite(small_folder, "table2_zero_shot.csv", "M1,R2,bleu,0.100", "M1,Atlantis,bleu,abc")
     (small_folder / "table18_lengths.csv").unlink()
     with pytest.raises(InputError) as caught:
-        nativqa.write_tables(duckdb.connect(), small_folder)
+        nativqa_tables.write_tables(duckdb.connect(), small_folder)
     text = str(caught.value)
     assert "3 problems" in text
     assert "field 'region'" in text and "field 'value'" in text and "table18_lengths.csv: file not found" in text
@@ -338,20 +343,20 @@ def test_every_problem_is_reported_at_once(small_folder):
 # ---------------------------------------------------------------- the notebook
 
 def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tmp_path):
-    report.run_notebook("07_nativqa_results", db_path=loaded_database, figures_root=tmp_path / "figures",
+    run.run_notebook("07_nativqa_results", db_path=loaded_database, figures_root=tmp_path / "figures",
                         reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     out = tmp_path / "figures" / "07_nativqa_results"
     for name in ("table2_bertscore_f1", "table2_bleu", "table2_rouge1", "table4_gpt4o_judge", "figure5_bleu_by_resource_level"):
         assert (out / f"{name}.png").stat().st_size > 0 and (out / f"{name}.svg").is_file()
-    csv = pl.read_csv(nativqa.FOLDER / "table1_dataset.csv")
+    csv = pl.read_csv(nativqa_files.FOLDER / "table1_dataset.csv")
     total = pl.read_csv(out / "table1_dataset_sizes.csv").filter(pl.col("region") == "Total")
     assert total["total_annotated"].item() == csv["total_annotated"].sum()
-    judge = pl.read_csv(nativqa.FOLDER / "table4_llm_judge.csv")
+    judge = pl.read_csv(nativqa_files.FOLDER / "table4_llm_judge.csv")
     model_averages = pl.read_csv(out / "model_averages.csv")
     by_hand = judge.group_by("model").agg(pl.col("value").mean().round(4)).sort("model")
     assert model_averages.select("model", pl.col("gpt4o_judge_1to10").alias("value")).sort("model").equals(by_hand)
     lengths = pl.read_csv(out / "table18_lengths.csv").filter(pl.col("region") == "Average")
-    assert lengths["answer_words_avg"].item() == round(pl.read_csv(nativqa.FOLDER / "table18_lengths.csv")["answer_words_avg"].mean(), 4)
+    assert lengths["answer_words_avg"].item() == round(pl.read_csv(nativqa_files.FOLDER / "table18_lengths.csv")["answer_words_avg"].mean(), 4)
     additional = pl.read_csv(out / "table23_additional_pairs.csv")
     assert additional.filter(pl.col("language") == "Total")["qa_pairs"].item() == 44414  # the paper prints 55,702
     html = (tmp_path / "reports" / "07_nativqa_results.html").read_text(encoding="utf-8")

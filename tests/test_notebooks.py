@@ -6,8 +6,10 @@ import sys
 import polars as pl
 import pytest
 
-from analysis import overview, paths, report
-from analysis.errors import NotebookFailed
+from analysis.analyses import overview
+from analysis.core import paths
+from analysis.reporting import run
+from analysis.core.errors import NotebookFailed
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 
@@ -27,7 +29,7 @@ def test_notebook_is_stored_clean_and_parameterized(notebook):
 
 
 def test_dataset_overview_end_to_end(database, tmp_path, con):
-    html = report.run_notebook("01_dataset_overview", db_path=database, figures_root=tmp_path / "figures",
+    html = run.run_notebook("01_dataset_overview", db_path=database, figures_root=tmp_path / "figures",
                                reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
@@ -48,7 +50,7 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
 
 def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
     with pytest.raises(NotebookFailed) as info:
-        report.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb",
+        run.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb",
                             figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
                             build_root=tmp_path / "build")
     message = str(info.value)
@@ -59,13 +61,13 @@ def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
 
 
 def test_two_runs_at_once_neither_fail_nor_mix_their_outputs(database, tmp_path, con):
-    code = ("import sys; from pathlib import Path; from analysis import report; o = Path(sys.argv[1]); "
-            "report.run_notebook('01_dataset_overview', db_path=Path(sys.argv[2]), figures_root=o / 'figures', "
+    code = ("import sys; from pathlib import Path; from analysis.reporting import run; o = Path(sys.argv[1]); "
+            "run.run_notebook('01_dataset_overview', db_path=Path(sys.argv[2]), figures_root=o / 'figures', "
             "reports_root=o / 'reports', build_root=o / 'build')")
-    runs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(database)], stderr=subprocess.PIPE)
-            for _ in range(2)]
-    for run in runs:
-        assert run.wait() == 0, run.stderr.read().decode()
+    processes = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(database)], stderr=subprocess.PIPE)
+                 for _ in range(2)]
+    for process in processes:
+        assert process.wait() == 0, process.stderr.read().decode()
     out = tmp_path / "figures" / "01_dataset_overview"
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
     leftovers = [p.name for root in ("figures", "reports", "build/executed") for p in (tmp_path / root).iterdir()
@@ -75,7 +77,7 @@ def test_two_runs_at_once_neither_fail_nor_mix_their_outputs(database, tmp_path,
 
 def test_a_failed_run_removes_the_report_of_an_earlier_run(database, tmp_path):
     roots = dict(figures_root=tmp_path / "figures", reports_root=tmp_path / "reports", build_root=tmp_path / "build")
-    report.run_notebook("01_dataset_overview", db_path=database, **roots)
+    run.run_notebook("01_dataset_overview", db_path=database, **roots)
     with pytest.raises(NotebookFailed):
-        report.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb", **roots)
+        run.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb", **roots)
     assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()

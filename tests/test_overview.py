@@ -9,7 +9,8 @@ import statistics
 import polars as pl
 import pytest
 
-from analysis import overview
+from analysis.analyses import dimensions, overview
+from analysis.viz import charts
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_summary_is_computed_from_the_tables(con):
 
 
 def test_language_order_puts_high_resource_first(con):
-    order = overview.language_order(con)
+    order = dimensions.language_order(con)
     assert len(order) == 23 and order[0] == "Arabic" and order[11] == "Afar"
 
 
@@ -132,5 +133,5 @@ def test_treemap_boxes_are_proportional_to_the_questions(con):
     assert boxes["n_questions"].sum() == 1471
     area = (boxes["x1"] - boxes["x0"]) * (boxes["y1"] - boxes["y0"])
     assert (area / boxes["n_questions"]).std() < 1e-3 * (area / boxes["n_questions"]).mean()
-    spec = overview.category_treemap(boxes, title="t").to_dict()
+    spec = charts.category_treemap(boxes, title="t").to_dict()
     assert spec["layer"][1]["mark"]["lineBreak"] == "\n"

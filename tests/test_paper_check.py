@@ -7,8 +7,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis import paper, paper_check, paths, report
-from analysis.errors import InputError
+from analysis import cli
+from analysis.analyses import paper_check
+from analysis.core import paths
+from analysis.io import paper
+from analysis.reporting import provenance, run
+from analysis.core.errors import InputError
 
 HEADER = ",".join(paper.COLUMNS)
 
@@ -117,7 +121,7 @@ def test_the_real_registry_is_valid_and_names_real_notebooks():
     claims = paper.load_claims()
     notebooks = {p.stem for p in paths.NOTEBOOKS.glob("*.ipynb")}
     sources = claims.filter(pl.col("source") != "")["source"].str.split("/").list.first().unique().to_list()
-    assert set(sources) <= notebooks - {report.REPRODUCTION_NOTEBOOK}
+    assert set(sources) <= notebooks - {run.REPRODUCTION_NOTEBOOK}
     assert set(claims["paper"]) == set(paper.PAPERS)
     # every file holds one paper's claims and is named after it
     for file, papers in claims.group_by("file").agg(pl.col("paper").unique()).iter_rows():
@@ -160,12 +164,12 @@ def test_check_gives_each_claim_its_status(small):
 
 def test_check_passes_and_fails(small, capsys):
     claims, figures = small
-    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 0
+    assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 0
     out = capsys.readouterr().out
     assert "CaLMQA: 2 of 4 printed numbers reproduced exactly" in out and "Table 4" in out
     csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
     csv.write_text(csv.read_text().replace("English,specific,78,", "English,specific,79,"), encoding="utf-8")
-    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 1
+    assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 1
     err = capsys.readouterr().err
     assert "calmqa-table4.csv calmqa/table4/english/n: printed 78, expected exact; the suite has 79: differs" in err
 
@@ -174,7 +178,7 @@ def test_a_difference_that_disappears_fails_too(small, capsys):
     claims, figures = small
     csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
     csv.write_text(csv.read_text().replace("Arabic,specific,85,", "Arabic,specific,86,"), encoding="utf-8")
-    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 1
+    assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 1
     assert "calmqa/table4/arabic/n: printed 86, expected differs; the suite has 86: exact" in capsys.readouterr().err
 
 
@@ -189,14 +193,14 @@ def test_a_difference_that_disappears_fails_too(small, capsys):
 def test_a_missing_value_fails_naming_the_claim(small, capsys, change, problem):
     claims, figures = small
     change(figures / "01_dataset_overview" / "table4_question_lengths.csv")
-    assert paper_check.main(["--claims", str(claims), "--figures", str(figures)]) == 1
+    assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 1
     err = capsys.readouterr().err
     assert "calmqa-table4.csv calmqa/table4/english/n: printed 78, expected exact; " in err and problem in err
 
 
 def test_an_invalid_registry_stops_the_check(tmp_path, capsys):
     write_claims(tmp_path, "calmqa-x.csv", claim_row(expect="close"))
-    assert paper_check.main(["--claims", str(tmp_path), "--figures", str(tmp_path)]) == 2
+    assert cli.main(["check-paper", "--claims", str(tmp_path), "--figures", str(tmp_path)]) == 2
     assert "field 'expect'" in capsys.readouterr().err
 
 
@@ -215,12 +219,12 @@ def test_report_table_puts_failures_then_differences_first(small):
 # ---------------------------------------------------------------- the reproduction the test suite produces
 
 def test_the_suite_reproduces_every_claim_as_registered(built_reports, capsys):
-    assert paper_check.main(["--figures", str(built_reports / "figures")]) == 0, capsys.readouterr().err
+    assert cli.main(["check-paper", "--figures", str(built_reports / "figures")]) == 0, capsys.readouterr().err
     # The report lists every registered claim, and its summary is the check's.
-    listed = pl.read_csv(built_reports / "figures" / report.REPRODUCTION_NOTEBOOK / "claims.csv", infer_schema=False)
+    listed = pl.read_csv(built_reports / "figures" / run.REPRODUCTION_NOTEBOOK / "claims.csv", infer_schema=False)
     claims = paper.load_claims()
     assert sorted(listed["claim_id"]) == sorted(claims["claim_id"])
-    record = report.read_provenance(built_reports / "reports" / f"{report.REPRODUCTION_NOTEBOOK}.html")
+    record = provenance.read(built_reports / "reports" / f"{run.REPRODUCTION_NOTEBOOK}.html")
     results = paper_check.check(claims, built_reports / "figures")
     assert paper_check.summary_line(results, "calmqa") in record["summary"]
 
@@ -233,7 +237,7 @@ def test_changing_one_regenerated_value_fails_the_check(built_reports, tmp_path,
     arabic = (pl.col("language") == "Arabic") & (pl.col("question_type") == "specific")
     assert table.filter(arabic)["n_questions"].item() == 85
     table.with_columns(n_questions=pl.when(arabic).then(86).otherwise(pl.col("n_questions"))).write_csv(csv)
-    assert paper_check.main(["--figures", str(figures)]) == 1
+    assert cli.main(["check-paper", "--figures", str(figures)]) == 1
     err = capsys.readouterr().err
     assert "1 claim does not have its expected status" in err
     assert "calmqa/table4/arabic/culturally-specific-n-q: printed 85, expected exact; the suite has 86: differs" in err

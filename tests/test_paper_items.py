@@ -2,7 +2,9 @@
 
 import nbformat
 
-from analysis import paper_items, report, topics
+from analysis.analyses import paper_items, topics
+from analysis.reporting import provenance
+from analysis.reporting.notebook import titled
 
 HUMAN = {"label": "human-collected", "collection": "human", "question_type": "specific"}
 AUTO = {"label": "auto-collected", "collection": "auto", "question_type": "specific"}
@@ -53,11 +55,11 @@ def test_a_titled_output_gives_the_report_its_title_and_summary():
     notebook.cells = [
         nbformat.v4.new_code_cell("parameters"),
         nbformat.v4.new_code_cell("title", outputs=[nbformat.v4.new_output(
-            "execute_result", data={"text/markdown": report.titled("Data-dependent title", "The summary, in words.").data})]),
+            "execute_result", data={"text/markdown": titled("Data-dependent title", "The summary, in words.").data})]),
         nbformat.v4.new_markdown_cell("## About\n\n# Not the title"),
     ]
-    assert report.notebook_title(notebook) == "Data-dependent title"
-    assert report.first_markdown_output(notebook) == "The summary, in words."
+    assert provenance.notebook_title(notebook) == "Data-dependent title"
+    assert provenance.first_markdown_output(notebook) == "The summary, in words."
     static = nbformat.v4.new_notebook()
     static.cells = [nbformat.v4.new_markdown_cell("# Static title\n\ntext"), *notebook.cells]
-    assert report.notebook_title(static) == "Static title"
+    assert provenance.notebook_title(static) == "Static title"

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import polars as pl
 import pytest
 
-from analysis import plots, print_figures
+from analysis.viz import export, heatmap, print_pdf, theme
 
 # Scripts and letters beyond the data's first questions: Pashto's own letters, Hungarian, Faroese,
 # Polynesian and Wolof diacritics, and Ethiopic (not a CaLMQA language, but Noto covers it).
@@ -24,12 +24,12 @@ def letters(text: str) -> str:
 
 
 def missing_glyph_warnings(texts: list[str]) -> list[str]:
-    with print_figures.print_style(), warnings.catch_warnings(record=True) as caught:
+    with print_pdf.print_style(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fig = plt.figure(figsize=(8, 0.3 * len(texts)))
         for i, text in enumerate(texts):
             fig.text(0.01, 1 - (i + 1) / (len(texts) + 1), text)
-        fig.savefig(io.BytesIO(), format="pdf", metadata=print_figures.PDF_METADATA)
+        fig.savefig(io.BytesIO(), format="pdf", metadata=print_pdf.PDF_METADATA)
         plt.close(fig)
     return [str(w.message) for w in caught if "missing from font" in str(w.message)]
 
@@ -58,24 +58,24 @@ def table() -> pl.DataFrame:
 
 
 def chart(**options):
-    return plots.heatmap(table(), x="language", y="model", value="share", title="Share by model", value_format=".0%",
+    return heatmap.heatmap(table(), x="language", y="model", value="share", title="Share by model", value_format=".0%",
                          x_order=["Hindi", "Arabic"], **options)
 
 
 def test_save_figure_writes_a_byte_stable_pdf_with_embedded_truetype_fonts(tmp_path):
-    plots.save_figure(chart(column="question_type"), table(), tmp_path / "a", "shares")
-    plots.save_figure(chart(column="question_type"), table(), tmp_path / "b", "shares")
+    export.save_figure(chart(column="question_type"), table(), tmp_path / "a", "shares")
+    export.save_figure(chart(column="question_type"), table(), tmp_path / "b", "shares")
     first, second = (tmp_path / "a" / "shares.pdf").read_bytes(), (tmp_path / "b" / "shares.pdf").read_bytes()
     assert first == second
     assert b"/CreationDate" not in first and b"/FontFile2" in first and b"/Subtype /Type3" not in first
 
 
 def test_print_figure_uses_the_theme_palette_orders_and_formats():
-    meta = plots.heatmap_meta(chart())
-    with print_figures.print_style():
-        fig = print_figures.heatmap_figure(table().filter(pl.col("question_type") == "specific"), meta)
+    meta = heatmap.heatmap_meta(chart())
+    with print_pdf.print_style():
+        fig = print_pdf.heatmap_figure(table().filter(pl.col("question_type") == "specific"), meta)
     ax = fig.axes[0]
-    assert ax.collections[0].get_cmap().name == plots.SEQUENTIAL_SCHEME
+    assert ax.collections[0].get_cmap().name == theme.SEQUENTIAL_SCHEME
     assert [t.get_text() for t in ax.get_xticklabels()] == ["Hindi", "Arabic"]
     assert sorted(t.get_text() for t in ax.texts) == ["10%", "50%", "90%"]
     plt.close(fig)
@@ -85,10 +85,10 @@ def test_only_heatmaps_get_a_pdf_and_a_table_without_their_columns_is_an_error(t
     import altair as alt
 
     bars = alt.Chart(table()).mark_bar().encode(x="model", y="share")
-    plots.save_figure(bars, table(), tmp_path, "bars")
+    export.save_figure(bars, table(), tmp_path, "bars")
     assert not (tmp_path / "bars.pdf").exists()
     with pytest.raises(ValueError, match="lacks the columns"):
-        plots.save_figure(chart(), table().drop("share"), tmp_path, "broken")
+        export.save_figure(chart(), table().drop("share"), tmp_path, "broken")
     assert not list(tmp_path.glob("broken.*"))
 
 
@@ -96,4 +96,4 @@ def test_only_heatmaps_get_a_pdf_and_a_table_without_their_columns_is_an_error(t
     ("d", 1234.0, "1234"), (",d", 1234.0, "1,234"), (".2f", 0.456, "0.46"), (".0%", 0.456, "46%"), (".1%", 0.5, "50.0%"),
 ])
 def test_python_format_follows_d3(d3, value, expected):
-    assert print_figures.python_format(d3)(value) == expected
+    assert print_pdf.python_format(d3)(value) == expected

@@ -6,7 +6,8 @@ import tomllib
 
 import yaml
 
-from analysis import paths, schema
+from analysis import schema
+from analysis.core import paths
 
 ROOT = paths.ROOT
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import paths, release
-from analysis.errors import InputError
+from analysis.core import paths
+from analysis.io import release
+from analysis.core.errors import InputError
 
 SUBSET = ("categories-metadata.csv", "datasets/dataset-specific-tongan.json", "languages.csv")
 

@@ -18,11 +18,13 @@ import nbformat
 import polars as pl
 import pytest
 
-from analysis import browser, db, report
+from analysis.core import files, paths
+from analysis.pipeline.build import build
+from analysis.reporting import browser, provenance, run
 
 from tiny_release import write_release
 
-NOTEBOOK_NAMES = report.notebook_names()
+NOTEBOOK_NAMES = run.notebook_names()
 XSS_SCRIPT = "<script>window.__calmqa_xss = 'script'</script>"
 XSS_IMG = "<img src=x onerror=\"window.__calmqa_xss = 'img'\">"
 PAYLOAD = f"Payload {XSS_SCRIPT} and {XSS_IMG} end"
@@ -83,9 +85,9 @@ def test_report_renders_offline_with_linked_charts(chromium, built_reports, name
 
 @pytest.mark.parametrize("name", NOTEBOOK_NAMES)
 def test_report_starts_with_a_summary_and_carries_its_provenance(built_reports, database, name):
-    record = report.read_provenance(built_reports / "reports" / f"{name}.html")
+    record = provenance.read(built_reports / "reports" / f"{name}.html")
     assert record["summary"] and len(record["summary"].split()) >= 10, f"{name} does not start with a summary"
-    assert record["database_sha256"] == report.file_sha256(database)
+    assert record["database_sha256"] == files.sha256(database)
     assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?|unknown", record["commit"])
     figures = built_reports / "figures" / name
     pdfs = {p.stem for p in figures.glob("*.pdf")}
@@ -102,10 +104,10 @@ def test_index_links_every_report_with_thumbnail_and_provenance(chromium, built_
     for name in NOTEBOOK_NAMES:
         assert f'href="{name}.html"' in html
     links = re.findall(r'<h2><a href="([^"]+)\.html"', html)
-    assert links[0] == report.REPRODUCTION_NOTEBOOK, "the paper reproduction is not the first report of the index"
+    assert links[0] == run.REPRODUCTION_NOTEBOOK, "the paper reproduction is not the first report of the index"
     with_figures = [n for n in NOTEBOOK_NAMES if list((built_reports / "figures" / n).glob("*.png"))]
     assert html.count('src="data:image/png;base64,') == len(with_figures)
-    assert html.count(report.file_sha256(database)) == len(NOTEBOOK_NAMES)
+    assert html.count(files.sha256(database)) == len(NOTEBOOK_NAMES)
 
 
 def test_the_checker_fails_on_blank_charts_requests_and_console_errors(chromium, tmp_path):
@@ -147,14 +149,17 @@ def _poison(folder: Path) -> None:
 PROBE_CELLS = [
     "from IPython.display import HTML, Markdown, display\n"
     "import polars as pl\n"
-    "from analysis import db, explorer, plots, report\n"
-    "report.setup_notebook()\n"
-    "con = db.connect(db_path)\n"
+    "from analysis import store\n"
+    "from analysis.reporting import notebook\n"
+    "from analysis.ui import explorer\n"
+    "from analysis.viz import export, heatmap\n"
+    "notebook.setup()\n"
+    "con = store.connect(db_path)\n"
     "answers = explorer.load_answers(con)\n"
     "display(Markdown('Summary: ' + ' '.join(answers['text'].unique().sort().to_list())))",
     "display(answers.select('question_text', 'text'))",
     "cells = answers.group_by('question_text', 'model_name').agg(n=pl.len())\n"
-    "plots.save_figure(plots.heatmap(cells, x='model_name', y='question_text', value='n', title='probe'),"
+    "export.save_figure(heatmap.heatmap(cells, x='model_name', y='question_text', value='n', title='probe'),"
     " cells, output_dir, 'probe')",
     "display(HTML(explorer.answers_html(answers, False)))",
 ]
@@ -164,16 +169,16 @@ def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
     source = write_release(tmp_path / "release")
     _poison(source)
     database = tmp_path / "poisoned.duckdb"
-    db.build(source, database, verify=False)
+    build(source, database, verify=False)
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
-    shutil.copy(report.paths.NOTEBOOKS / "01_dataset_overview.ipynb", notebooks)
+    shutil.copy(paths.NOTEBOOKS / "01_dataset_overview.ipynb", notebooks)
     probe = nbformat.v4.new_notebook(metadata=nbformat.read(notebooks / "01_dataset_overview.ipynb", 4).metadata)
     parameters = nbformat.v4.new_code_cell('db_path = ""\noutput_dir = ""', metadata={"tags": ["parameters"]})
     probe.cells = [parameters, *(nbformat.v4.new_code_cell(c) for c in PROBE_CELLS)]
     nbformat.write(probe, notebooks / "probe.ipynb")
     for name in ("01_dataset_overview", "probe"):
-        page = report.run_notebook(name, db_path=database, figures_root=tmp_path / "figures",
+        page = run.run_notebook(name, db_path=database, figures_root=tmp_path / "figures",
                                    reports_root=tmp_path / "reports", build_root=tmp_path / "build",
                                    notebooks_root=notebooks)
 

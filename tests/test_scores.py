@@ -9,7 +9,11 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from analysis import db, imports, report, scores, surface
+from analysis import store
+from analysis.analyses import scores, surface
+from analysis.pipeline import imports
+from analysis.reporting import provenance, run
+from analysis.stats import intervals
 
 # ------------------------------------------------------------------------------------ S per answer
 
@@ -47,18 +51,18 @@ def _cells_frame() -> pl.DataFrame:
 
 
 def test_bootstrap_is_deterministic_and_contains_the_estimate():
-    first = scores.bootstrap_cells(_cells_frame(), ["model"], "value")
-    second = scores.bootstrap_cells(_cells_frame(), ["model"], "value")
+    first = intervals.bootstrap_cells(_cells_frame(), ["model"], "value")
+    second = intervals.bootstrap_cells(_cells_frame(), ["model"], "value")
     assert first.equals(second)
     shown = first.filter(pl.col("mean").is_not_null())
     assert shown["model"].to_list() == ["a", "b"]
     assert ((shown["ci_low"] <= shown["mean"]) & (shown["mean"] <= shown["ci_high"])).all()
     assert (shown["ci_low"] < shown["ci_high"]).all()
-    assert scores.bootstrap_cells(_cells_frame(), ["model"], "value", seed=7)["ci_low"].to_list() != first["ci_low"].to_list()
+    assert intervals.bootstrap_cells(_cells_frame(), ["model"], "value", seed=7)["ci_low"].to_list() != first["ci_low"].to_list()
 
 
 def test_bootstrap_width_matches_the_normal_approximation():
-    row = scores.bootstrap_cells(_cells_frame(), ["model"], "value").row(0, named=True)
+    row = intervals.bootstrap_cells(_cells_frame(), ["model"], "value").row(0, named=True)
     p, n = row["mean"], row["n_valid"]
     half_width = 1.96 * np.sqrt(p * (1 - p) / n)
     assert row["ci_low"] == pytest.approx(p - half_width, abs=0.01)
@@ -66,16 +70,16 @@ def test_bootstrap_width_matches_the_normal_approximation():
 
 
 def test_bootstrap_blanks_thin_cells_and_a_cell_does_not_depend_on_the_others():
-    cells = scores.bootstrap_cells(_cells_frame(), ["model"], "value")
+    cells = intervals.bootstrap_cells(_cells_frame(), ["model"], "value")
     thin = cells.filter(pl.col("model") == "c").row(0, named=True)
     assert thin["n_valid"] == 9 and thin["mean"] is None and thin["ci_low"] is None
-    alone = scores.bootstrap_cells(_cells_frame().filter(pl.col("model") == "b"), ["model"], "value")
+    alone = intervals.bootstrap_cells(_cells_frame().filter(pl.col("model") == "b"), ["model"], "value")
     assert alone.row(0) == cells.filter(pl.col("model") == "b").row(0)
 
 
 def test_bootstrap_of_a_constant_is_the_constant_and_nulls_are_not_answers():
     frame = pl.DataFrame({"model": ["a"] * 12, "value": [1.0] * 10 + [None, None]})
-    row = scores.bootstrap_cells(frame, ["model"], "value", scale=100.0).row(0, named=True)
+    row = intervals.bootstrap_cells(frame, ["model"], "value", scale=100.0).row(0, named=True)
     assert (row["n_answers"], row["n_valid"], row["mean"], row["ci_low"], row["ci_high"]) == (12, 10, 100.0, 100.0, 100.0)
 
 
@@ -215,14 +219,14 @@ def _write_csv(path, header, rows):
 
 
 def _import_metrics_for_every_answer(path, folder, seed):
-    with db.connect(path) as con:
+    with store.connect(path) as con:
         names = [r[0] for r in con.execute("SELECT name FROM answers WHERE NOT is_human ORDER BY answer_id").fetchall()]
     rng = np.random.default_rng(seed)
     n_claims = rng.integers(0, 15, len(names))
     metrics = folder / f"metrics-{seed}.csv"
     pl.DataFrame({"answer": names, "n_claims": n_claims, "n_supported": rng.binomial(n_claims, 0.7),
                   "relevant": (rng.random(len(names)) < 0.85).astype(int)}).write_csv(metrics)
-    imports.import_metrics(metrics, path)
+    imports.import_file("metrics", metrics, path)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +238,7 @@ def metrics_database(surface_database, tmp_path_factory) -> str:
     shutil.copy(surface_database, path)
     _write_csv(folder / "questions.csv", ["language", "question_type", "question", "collection"],
                (["German", "specific", f"Warum feiert man in Bayern den Feiertag Nummer {k}?", "auto"] for k in range(12)))
-    imports.import_questions(folder / "questions.csv", path)
+    imports.import_file("questions", folder / "questions.csv", path)
     _import_metrics_for_every_answer(path, folder, 5)
     return path
 
@@ -244,17 +248,17 @@ def auto_answers_database(metrics_database, tmp_path_factory) -> str:
     """The same with three models' answers to the auto-collected questions, and their metrics."""
     folder = tmp_path_factory.mktemp("auto")
     path = folder / "calmqa.duckdb"
-    shutil.copy(metrics_database, path)
+    imports.copy_database(metrics_database, path)
     _write_csv(folder / "answers.csv", ["question", "language", "model", "answer"],
                ([f"auto:german:{k}", "German", model, GERMAN_ANSWER.format(k=k)]
                 for k in range(12) for model in ("gpt-4o", "claude-3-opus", "gemma-7b")))
-    imports.import_answers(folder / "answers.csv", path)
+    imports.import_file("answers", folder / "answers.csv", path)
     _import_metrics_for_every_answer(path, folder, 6)
     return path
 
 
 def _run(name, db_path, tmp_path):
-    html = report.run_notebook(name, db_path=db_path, figures_root=tmp_path / "figures",
+    html = run.run_notebook(name, db_path=db_path, figures_root=tmp_path / "figures",
                                reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     return tmp_path / "figures" / name, html.read_text(encoding="utf-8")
 
@@ -266,9 +270,9 @@ def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
         "heatmap_s_surf.csv", "heatmap_s_surf.pdf", "heatmap_s_surf.png", "heatmap_s_surf.svg",
         "scores_by_model.csv"]
     assert "Factuality (S_fact) and relevance (S_rel) are missing" in page and "make import-metrics" in page
-    assert report.read_provenance(out.parent.parent / "reports" / "04_answer_scores.html")["title"].startswith(
+    assert provenance.read(out.parent.parent / "reports" / "04_answer_scores.html")["title"].startswith(
         "Answer scores: the surface component only (paper Figure 9;")
-    with db.connect(surface_database) as con:
+    with store.connect(surface_database) as con:
         expected = scores.score_cells(scores.answer_scores(con), "s_surf")
     assert pl.read_csv(out / "heatmap_s_surf.csv", schema=expected.schema).equals(expected)
     table = pl.read_csv(out / "scores_by_model.csv")
@@ -287,7 +291,7 @@ def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path
     table = pl.read_csv(out / "table2_scores_by_model.csv")
     assert table.filter(pl.col("score") == "s")["mean"].null_count() == 0
     assert "Imported metrics cover" in page and "are missing" not in page
-    assert report.read_provenance(out.parent.parent / "reports" / "04_answer_scores.html")["title"] == (
+    assert provenance.read(out.parent.parent / "reports" / "04_answer_scores.html")["title"] == (
         "Answer scores (paper Figures 2, 9, 10, 11 and Table 2)")
 
 
@@ -300,7 +304,7 @@ def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_datab
     # Specific vs agnostic is not the paper's Figure 12 or Table 14: neither the names nor the title say so.
     assert (out / "group_heatmaps.png").is_file() and not list(out.glob("figure12_*"))
     assert pl.read_csv(out / "high_resource_comparison.csv")["model"].to_list()[-1] == scores.ALL_MODELS
-    title = report.read_provenance(out.parent.parent / "reports" / "06_collection_comparison.html")["title"]
+    title = provenance.read(out.parent.parent / "reports" / "06_collection_comparison.html")["title"]
     assert title == "Comparing two groups of answers: culturally specific vs culturally agnostic (beyond the paper)"
 
 
@@ -310,7 +314,7 @@ def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(met
     assert "The compared score is **overall score S**" in page and "**auto-collected** has no answers" in page
     by_language = pl.read_csv(out / "ks_by_language.csv")
     assert set(by_language["group_b"]) == {"culturally agnostic"} and by_language["ks_d"].null_count() == 0
-    with db.connect(metrics_database) as con:
+    with store.connect(metrics_database) as con:
         answers = scores.answer_scores(con).filter(pl.col("language") == "Hindi")
     specific, agnostic = (answers.filter(pl.col("question_type") == t)["s"].drop_nulls().to_numpy()
                           for t in ("specific", "agnostic"))
@@ -324,7 +328,7 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
     by_language = pl.read_csv(out / "ks_by_language.csv")
     german = by_language.filter(pl.col("language") == "German").row(0, named=True)
     assert german["n_b"] == 36 and german["ks_d"] is not None
-    with db.connect(auto_answers_database) as con:
+    with store.connect(auto_answers_database) as con:
         answers = scores.answer_scores(con).filter(pl.col("language") == "German")
     human = answers.filter((pl.col("collection") == "human") & (pl.col("question_type") == "specific"))["s"].drop_nulls()
     auto = answers.filter(pl.col("collection") == "auto")["s"].drop_nulls()
@@ -335,12 +339,12 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
     groups = set(pl.read_csv(out / "figure12_group_heatmaps.csv")["group"])
     assert groups == {"human-collected", "auto-collected"}
     assert (out / "table14_high_resource.csv").is_file()
-    assert report.read_provenance(out.parent.parent / "reports" / "06_collection_comparison.html")["title"] == (
+    assert provenance.read(out.parent.parent / "reports" / "06_collection_comparison.html")["title"] == (
         "Human- vs auto-collected questions (paper Figure 12, Table 14, the Appendix C.2 tests)")
 
 
 def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_database):
-    with db.connect(surface_database) as con:
+    with store.connect(surface_database) as con:
         rates = surface.rates_by_model_language(con)
         cells = surface.metric_cells(rates, "pct_surface_ok")
     shown = cells.filter(pl.col("status").is_null())

@@ -8,7 +8,8 @@ import pytest
 from scipy.special import expit
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
-from analysis import human_evaluation, statistics
+from analysis.analyses import human_evaluation
+from analysis.stats import r_models
 
 
 @pytest.fixture
@@ -17,7 +18,7 @@ def frame(con) -> pd.DataFrame:
 
 
 def test_clm_agrees_with_statsmodels_ordered_model(frame):
-    fit = statistics.fit_clm("rating ~ model + question_type", frame)
+    fit = r_models.fit_clm("rating ~ model + question_type", frame)
     exog = pd.DataFrame({
         "modelgpt-4-turbo": (frame["model"] == "gpt-4-turbo").astype(float),
         "modelmixtral-8x22b": (frame["model"] == "mixtral-8x22b").astype(float),
@@ -39,10 +40,10 @@ def test_clm_agrees_with_statsmodels_ordered_model(frame):
 
 @pytest.mark.parametrize("predictors", ["model", "omissions", "model * question_type"])
 def test_nakagawa_r2_agrees_with_performance(frame, predictors):
-    fit = statistics.fit_clmm(f"rating ~ {predictors} + (1 | annotator)", frame)
-    ours = statistics.nakagawa_r2(fit)
-    ro = statistics._robjects()
-    with statistics.quiet_r():
+    fit = r_models.fit_clmm(f"rating ~ {predictors} + (1 | annotator)", frame)
+    ours = r_models.nakagawa_r2(fit)
+    ro = r_models._robjects()
+    with r_models.quiet_r():
         theirs = ro.r(
             "function(fit) { r <- performance::r2_nakagawa(fit); v <- insight::get_variance(fit); "
             "c(marginal = unname(r$R2_marginal), conditional = unname(r$R2_conditional), "
@@ -57,7 +58,7 @@ def test_nakagawa_r2_agrees_with_performance(frame, predictors):
 
 
 def test_clmm_returns_tidy_results(frame):
-    fit = statistics.fit_clmm("rating ~ model + (1 | annotator)", frame)
+    fit = r_models.fit_clmm("rating ~ model + (1 | annotator)", frame)
     assert fit.coefficients["term"].to_list() == ["modelgpt-4-turbo", "modelmixtral-8x22b"]
     np.testing.assert_allclose(fit.coefficients["z"], fit.coefficients["estimate"] / fit.coefficients["std_error"])
     assert fit.random_effects.select("group", "term", "n_levels").rows() == [("annotator", "(Intercept)", 5)]
@@ -67,10 +68,10 @@ def test_clmm_returns_tidy_results(frame):
 
 
 def test_pairwise_contrasts_are_coefficient_differences(frame):
-    fit = statistics.fit_clmm("rating ~ model + (1 | annotator)", frame)
+    fit = r_models.fit_clmm("rating ~ model + (1 | annotator)", frame)
     beta = dict(zip(fit.coefficients["term"], fit.coefficients["estimate"]))
     beta = {"claude-3-opus": 0.0, "gpt-4-turbo": beta["modelgpt-4-turbo"], "mixtral-8x22b": beta["modelmixtral-8x22b"]}
-    contrasts = statistics.pairwise_contrasts(fit, "model")
+    contrasts = r_models.pairwise_contrasts(fit, "model")
     assert len(contrasts) == 3
     for row in contrasts.iter_rows(named=True):
         assert row["contrast"] == f"{row['level_a']} - {row['level_b']}"
@@ -78,10 +79,10 @@ def test_pairwise_contrasts_are_coefficient_differences(frame):
 
 
 def test_bonferroni_across_groups_multiplies_by_the_number_of_contrasts(frame):
-    fit = statistics.fit_clmm("rating ~ model * question_type + (1 | annotator)", frame)
-    raw = statistics.pairwise_contrasts(fit, "question_type", by="model", adjust="none")
-    adjusted = statistics.pairwise_contrasts(fit, "question_type", by="model", adjust="bonferroni", across_groups=True)
-    within = statistics.pairwise_contrasts(fit, "question_type", by="model", adjust="bonferroni")
+    fit = r_models.fit_clmm("rating ~ model * question_type + (1 | annotator)", frame)
+    raw = r_models.pairwise_contrasts(fit, "question_type", by="model", adjust="none")
+    adjusted = r_models.pairwise_contrasts(fit, "question_type", by="model", adjust="bonferroni", across_groups=True)
+    within = r_models.pairwise_contrasts(fit, "question_type", by="model", adjust="bonferroni")
     assert adjusted["model"].to_list() == ["claude-3-opus", "gpt-4-turbo", "mixtral-8x22b"]
     np.testing.assert_allclose(adjusted["p"], np.minimum(1, 3 * raw["p"].to_numpy()))
     # One contrast per model: a within-model family of one leaves the p values as they are.
@@ -90,14 +91,14 @@ def test_bonferroni_across_groups_multiplies_by_the_number_of_contrasts(frame):
 
 
 def test_r_error_reaches_python_with_r_message(frame):
-    with pytest.raises(statistics.RError, match="object 'no_such_column' not found") as error:
-        statistics.fit_clmm("rating ~ no_such_column + (1 | annotator)", frame)
+    with pytest.raises(r_models.RError, match="object 'no_such_column' not found") as error:
+        r_models.fit_clmm("rating ~ no_such_column + (1 | annotator)", frame)
     assert "ordinal::clmm" in str(error.value)
 
 
 def test_missing_r_package_is_named_with_how_to_install_it():
-    with pytest.raises(statistics.RUnavailable) as error:
-        statistics.require_r_packages("ordinal", "calmqaNoSuchPackage")
+    with pytest.raises(r_models.RUnavailable) as error:
+        r_models.require_r_packages("ordinal", "calmqaNoSuchPackage")
     message = str(error.value)
     assert "calmqaNoSuchPackage is not installed" in message
     assert "apt-get install r-cran-calmqanosuchpackage" in message
@@ -107,19 +108,19 @@ def test_missing_r_package_is_named_with_how_to_install_it():
 
 def test_missing_r_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "rpy2.robjects", None)
-    with pytest.raises(statistics.RUnavailable, match="apt-get install r-base-core r-cran-ordinal"):
-        statistics.require_r_packages("ordinal")
+    with pytest.raises(r_models.RUnavailable, match="apt-get install r-base-core r-cran-ordinal"):
+        r_models.require_r_packages("ordinal")
 
 
 def test_categories_must_be_strings():
     frame = pd.DataFrame({"rating": pd.Categorical([1, 2, 1], categories=[1, 2], ordered=True), "x": [0.0, 1.0, 2.0]})
     with pytest.raises(ValueError, match="column 'rating'"):
-        statistics.fit_clm("rating ~ x", frame)
+        r_models.fit_clm("rating ~ x", frame)
 
 
 def test_r_console_output_is_captured_not_printed(capsys):
-    ro = statistics._robjects()
-    with statistics.quiet_r() as written:
+    ro = r_models._robjects()
+    with r_models.quiet_r() as written:
         ro.r('print("from R"); message("a message")')
     assert "from R" in "".join(written) and "a message" in "".join(written)
     assert capsys.readouterr() == ("", "")
@@ -131,19 +132,19 @@ def test_r_warnings_are_returned_with_the_fit():
         "rating": pd.Categorical(["1", "1", "1", "2", "2", "2"], categories=["1", "2", "3"], ordered=True),
         "group": pd.Categorical(["a", "a", "a", "b", "b", "b"], categories=["a", "b"]),
     })
-    fit = statistics.fit_clm("rating ~ group", frame)
+    fit = r_models.fit_clm("rating ~ group", frame)
     assert any("Hessian is numerically singular" in m for m in fit.r_messages)
     assert not fit.converged
 
 
 def test_mixed_logistic_respects_the_reference_level(frame):
     data = frame[["no_factuality_issue", "question_type", "annotator"]]
-    fit = statistics.fit_mixed_logistic("no_factuality_issue ~ question_type + (1 | annotator)", data)
+    fit = r_models.fit_mixed_logistic("no_factuality_issue ~ question_type + (1 | annotator)", data)
     assert fit.coefficients["term"].to_list() == ["(Intercept)", "question_typeagnostic"]
     np.testing.assert_allclose(fit.coefficients["probability"], expit(fit.coefficients["estimate"]))
     np.testing.assert_allclose(fit.coefficients["odds_ratio"], np.exp(fit.coefficients["estimate"]))
     reversed_levels = data.assign(question_type=data["question_type"].cat.reorder_categories(["agnostic", "specific"]))
-    refit = statistics.fit_mixed_logistic("no_factuality_issue ~ question_type + (1 | annotator)", reversed_levels)
+    refit = r_models.fit_mixed_logistic("no_factuality_issue ~ question_type + (1 | annotator)", reversed_levels)
     assert refit.coefficients["term"].to_list() == ["(Intercept)", "question_typespecific"]
     assert refit.coefficients["estimate"][1] == pytest.approx(-fit.coefficients["estimate"][1], abs=1e-4)
     # The intercept is the log-odds at the reference level: specific, then agnostic.

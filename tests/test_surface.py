@@ -6,8 +6,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis import db, surface
-from analysis.language_id import Identifier, LangidBatch, cld2_as_polyglot, normalise_code
+from analysis import schema, store
+from analysis.analyses import surface as surface_tables
+from analysis.pipeline import surface
+from analysis.pipeline.language_id import Identifier, LangidBatch, cld2_as_polyglot, normalise_code
 
 ENGLISH = "The quick brown fox jumps over the lazy dog while the farmer watches from the old wooden barn."
 GERMAN = "Der schnelle braune Fuchs springt über den faulen Hund, während der Bauer aus der alten Scheune zusieht."
@@ -141,7 +143,7 @@ def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
     })
     verdicts = surface.surface_verdicts(answers, processes=1, progress=False)
     rows = {r["answer_id"]: r for r in verdicts.iter_rows(named=True)}
-    assert verdicts.columns == surface.ANSWER_SURFACE.column_names()
+    assert verdicts.columns == schema.ANSWER_SURFACE.column_names()
     for error, code in ((rows[1], "empty"), (rows[5], "OTHER")):
         # A provider error is neither in the wrong language nor repetitive, and not clean either.
         assert error["provider_error"] and error["provider_error_code"] == code
@@ -163,14 +165,14 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
         "resource_level": ["high", "high", "low"], "unreliable": [False, False, True],
         "n_answers": [10, 10, 10], "n_provider_errors": [10, 0, 0], "n_answered": [0, 10, 10],
         "n_correct_language": [0, 10, 3], "n_repetition": [0, 0, 2], "n_surface_ok": [0, 10, 1]})
-    for metric in surface.METRICS:
-        cells = surface.metric_cells(rates, metric)
-        assert cells["status"][0] == surface.PROVIDER_ERRORS_ONLY and cells[metric][0] is None
+    for metric in surface_tables.METRICS:
+        cells = surface_tables.metric_cells(rates, metric)
+        assert cells["status"][0] == surface_tables.PROVIDER_ERRORS_ONLY and cells[metric][0] is None
         assert cells["status"][1] is None and cells[metric][1] == (0.0 if metric == "pct_repetition" else 100.0)
         # A share of 100% or 0% still has an interval of some width.
         assert cells["ci_low"][1] < cells["ci_high"][1]
-        if metric in surface.LANGUAGE_DEPENDENT:
-            assert cells["status"][2] == surface.NOT_IDENTIFIED and cells[metric][2] is None
+        if metric in surface_tables.LANGUAGE_DEPENDENT:
+            assert cells["status"][2] == surface_tables.NOT_IDENTIFIED and cells[metric][2] is None
         else:
             assert cells["status"][2] is None and cells[metric][2] == 20.0
 
@@ -192,12 +194,12 @@ def test_write_tables_fills_both_tables(database, tmp_path):
                                 JOIN questions q USING (question_id)
                                 WHERE q.language IN ('Balochi', 'Hiligaynon', 'Kirundi', 'Papiamento') AND NOT s.provider_error""").fetchone()[0]
         assert nulls == unreliable
-    con = db.connect(copy)
-    rates = surface.rates_by_model_language(con)
+    con = store.connect(copy)
+    rates = surface_tables.rates_by_model_language(con)
     assert rates["n_answers"].sum() == n_model_answers
-    accuracy = surface.question_identification_accuracy(con)
+    accuracy = surface_tables.question_identification_accuracy(con)
     assert accuracy.height == 23
-    kappa = surface.agreement_kappa(surface.rated_answers(con))
-    assert kappa["partially_as"].to_list() == list(surface.PARTIALLY_TREATMENTS) * 2
-    assert kappa["languages"].unique(maintain_order=True).to_list() == list(surface.KAPPA_SCOPES)
+    kappa = surface_tables.agreement_kappa(surface_tables.rated_answers(con))
+    assert kappa["partially_as"].to_list() == list(surface_tables.PARTIALLY_TREATMENTS) * 2
+    assert kappa["languages"].unique(maintain_order=True).to_list() == list(surface_tables.KAPPA_SCOPES)
     con.close()

@@ -7,7 +7,8 @@ import random
 import pytest
 import tiktoken.load
 
-from analysis import db, surface, tokenizer
+from analysis.io import tokenizer_ranks
+from analysis.pipeline import surface, tokenizer
 
 
 def test_rank_file_is_tiktokens_own():
@@ -17,9 +18,9 @@ def test_rank_file_is_tiktokens_own():
 
     # The address and checksum are tiktoken's own; the rebuilt file has exactly that checksum.
     source = inspect.getsource(openai_public.o200k_base)
-    assert tokenizer.O200K_URL in source and tokenizer.O200K_SHA256 in source
-    contents = tokenizer.o200k_base_file()
-    assert hashlib.sha256(contents).hexdigest() == tokenizer.O200K_SHA256
+    assert tokenizer_ranks.O200K_URL in source and tokenizer_ranks.O200K_SHA256 in source
+    contents = tokenizer_ranks.o200k_base_file()
+    assert hashlib.sha256(contents).hexdigest() == tokenizer_ranks.O200K_SHA256
     assert contents.count(b"\n") == 199_998
 
 
@@ -32,13 +33,13 @@ def test_encoding_is_built_offline_and_other_downloads_are_refused():
 
 
 def test_a_rank_file_that_is_not_o200k_is_refused(monkeypatch):
-    tokenizer.o200k_base_file.cache_clear()
-    monkeypatch.setattr(tokenizer, "_quicktok_ranks", lambda: [(b"a", 0), (b"b", 1)])
+    tokenizer_ranks.o200k_base_file.cache_clear()
+    monkeypatch.setattr(tokenizer_ranks, "_quicktok_ranks", lambda: [(b"a", 0), (b"b", 1)])
     try:
-        with pytest.raises(tokenizer.TokenizerDataError, match="not tiktoken's published"):
-            tokenizer.o200k_base_file()
+        with pytest.raises(tokenizer_ranks.TokenizerDataError, match="not tiktoken's published"):
+            tokenizer_ranks.o200k_base_file()
     finally:
-        tokenizer.o200k_base_file.cache_clear()
+        tokenizer_ranks.o200k_base_file.cache_clear()
 
 
 def test_token_ids_match_a_second_implementation_on_a_sample(con):

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from analysis import paths
+from analysis.core import paths
 
 RATING_HEADER = ["annotation_id", "annotator", "answer", "model", "factuality", "language_correct",
                  "omissions", "overall-rating", "rating", "type", "question", "language"]

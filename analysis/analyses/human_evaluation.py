@@ -1,0 +1,362 @@
+"""Human evaluation (docs/methods.md, section 05 Human evaluation): the rating tables and distributions, the cumulative link
+mixed models of the 300 native-speaker ratings, and their results worded as sentences.
+
+The models themselves are fitted by `analysis.stats.r_models` (R's `ordinal`, `emmeans`; pymer4). Reference
+levels follow the paper: Claude 3 Opus for the model, culturally specific for the question type, and
+the verdict without a problem for factuality, omissions and language correctness.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import duckdb
+import polars as pl
+
+from ..core import vocabulary
+from ..stats import r_models
+from ..stats.intervals import z_value
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+REFERENCE_MODEL = "claude-3-opus"
+RATED_MODELS = (REFERENCE_MODEL,) + tuple(
+    m.model for m in vocabulary.MODELS if m.ratings_name and m.model != REFERENCE_MODEL
+)
+DISPLAY_NAME = {m.model: m.display_name for m in vocabulary.MODELS}
+# Factor levels for R, reference level first.
+LEVELS = {
+    "model": RATED_MODELS,
+    "question_type": vocabulary.QUESTION_TYPES,
+    "factuality": vocabulary.ISSUE_LEVELS,
+    "omissions": vocabulary.ISSUE_LEVELS,
+    "language_correct": vocabulary.LANGUAGE_CORRECT_LEVELS,
+}
+VERDICTS = ("language_correct", "factuality", "omissions")
+SINGLE_PREDICTORS = ("model", "question_type", "factuality", "omissions", "language_correct")
+# Table 23's last model: model and question type with their interaction (the model of Table 21).
+INTERACTION = "model * question_type"
+RANDOM_INTERCEPT = "(1 | annotator)"
+BINARY_OUTCOMES = {"no_factuality_issue": ("factuality", "none"), "no_omission": ("omissions", "none")}
+
+RATINGS_SQL = """
+SELECT rating_id, language, annotator, question_type, model, rating, factuality, omissions, language_correct
+FROM ratings
+ORDER BY rating_id
+"""
+
+
+def ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The human ratings, one row per rated answer."""
+    return con.sql(RATINGS_SQL).pl()
+
+
+def annotators_per_language(table: pl.DataFrame) -> pl.DataFrame:
+    """How many annotators rated each language, and how many ratings each language has."""
+    return (
+        table.group_by("language")
+        .agg(n_annotators=pl.col("annotator").n_unique(), n_ratings=pl.len())
+        .sort("language")
+    )
+
+
+def random_effect_note(table: pl.DataFrame) -> str:
+    """Why the models have a random intercept per annotator only, computed from the ratings."""
+    per_language = annotators_per_language(table)
+    if per_language["n_annotators"].max() == 1:
+        return (
+            f"Each of the {len(per_language)} languages was rated by exactly one annotator, so annotator and "
+            "language are the same grouping: the paper's annotators-within-language term would add a second "
+            "variance that the data cannot tell apart from the first. The models below therefore have one "
+            f"random intercept per annotator, `{RANDOM_INTERCEPT}`, and no separate language term."
+        )
+    several = per_language.filter(pl.col("n_annotators") > 1)["language"].to_list()
+    return (
+        f"Some languages ({', '.join(several)}) were rated by several annotators; the models below still use "
+        f"one random intercept per annotator, `{RANDOM_INTERCEPT}`, as the default."
+    )
+
+
+def rating_distribution(table: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Number and share of each rating 1 to 5 within each group of `by` (zero counts included)."""
+    by = list(by)
+    levels = pl.DataFrame({"rating": list(vocabulary.RATING_LEVELS)}, schema={"rating": table.schema["rating"]})
+    counts = table.group_by(by + ["rating"]).agg(n=pl.len())
+    return (
+        table.select(by).unique().join(levels, how="cross")
+        .join(counts, on=by + ["rating"], how="left")
+        .with_columns(pl.col("n").fill_null(0).cast(pl.Int64))
+        .with_columns(share=pl.col("n") / pl.col("n").sum().over(by))
+        .with_columns(mean_rating=((pl.col("rating") * pl.col("n")).sum() / pl.col("n").sum()).over(by))
+        .sort(by + ["rating"])
+    )
+
+
+def verdict_counts(table: pl.DataFrame, verdict: str) -> pl.DataFrame:
+    """Tables 25 to 27: counts of each level of `verdict` by language, question type and model."""
+    levels = LEVELS[verdict]
+    unknown = set(table[verdict].unique().to_list()) - set(levels)
+    if unknown:
+        raise ValueError(f"unexpected {verdict} values {sorted(unknown)}; expected {levels}")
+    keys = ["language", "question_type", "model"]
+    return (
+        table.group_by(keys)
+        .agg(*[(pl.col(verdict) == level).sum().cast(pl.Int64).alias(level) for level in levels], n=pl.len())
+        .sort(
+            "language",
+            pl.col("question_type").replace_strict({t: i for i, t in enumerate(LEVELS["question_type"])}),
+            pl.col("model").replace_strict({m: i for i, m in enumerate(RATED_MODELS)}),
+        )
+    )
+
+
+def expit(x: float) -> float:
+    """The logistic function 1 / (1 + e^-x)."""
+    return 1 / (1 + math.exp(-x))
+
+
+def model_frame(table: pl.DataFrame) -> pd.DataFrame:
+    """The ratings as the R models need them: the rating an ordered factor, predictors as factors whose
+    first level is the reference, and the binary outcomes of the logistic models as 0/1."""
+    import pandas as pd
+
+    frame = table.with_columns(
+        *[(pl.col(source) == value).cast(pl.Int64).alias(name) for name, (source, value) in BINARY_OUTCOMES.items()]
+    ).to_pandas()
+    frame["rating"] = pd.Categorical(frame["rating"].astype(str), categories=[str(r) for r in vocabulary.RATING_LEVELS],
+                                     ordered=True)
+    for variable, levels in LEVELS.items():
+        frame[variable] = pd.Categorical(frame[variable], categories=list(levels))
+    annotators = frame["annotator"].astype(str)
+    frame["annotator"] = pd.Categorical(annotators, categories=sorted(annotators.unique()))
+    return frame
+
+
+def rating_formula(predictors: str) -> str:
+    return f"rating ~ {predictors} + {RANDOM_INTERCEPT}"
+
+
+def fit_rating_model(frame: pd.DataFrame, predictors: str) -> r_models.OrdinalFit:
+    """A cumulative link mixed model of the rating on `predictors` (R formula terms) with the annotator intercept."""
+    fit = r_models.fit_clmm(rating_formula(predictors), frame)
+    if not fit.converged:
+        raise RuntimeError(f"{fit.formula} did not converge: {fit.convergence}")
+    return fit
+
+
+def _split_term(term: str) -> list[tuple[str, str]]:
+    """`modelgpt-4-turbo:question_typeagnostic` -> [("model", "gpt-4-turbo"), ("question_type", "agnostic")]."""
+    parts = []
+    for part in term.split(":"):
+        variable = max((v for v in LEVELS if part.startswith(v) and part[len(v):] in LEVELS[v]), key=len, default=None)
+        if variable is None:
+            raise ValueError(f"cannot read the term {term!r} as factor levels of {list(LEVELS)}")
+        parts.append((variable, part[len(variable):]))
+    return parts
+
+
+def answer_phrase(variable: str, level: str) -> str:
+    """How a sentence names an answer with this level: "of GPT-4 Turbo", "with minor omissions"."""
+    match variable:
+        case "model":
+            return f"of {DISPLAY_NAME[level]}"
+        case "question_type":
+            return f"to a culturally {level} question"
+        case "factuality":
+            return "with no factuality issues" if level == "none" else f"with {level} factuality issues"
+        case "omissions":
+            return "with no omissions" if level == "none" else f"with {level} omissions"
+        case "language_correct":
+            return {"yes": "in the question's language", "partially": "partially in the question's language",
+                    "no": "not in the question's language"}[level]
+    raise ValueError(f"no wording for {variable}")
+
+
+def level_name(variable: str, level: str) -> str:
+    if variable == "model":
+        return DISPLAY_NAME[level]
+    if variable == "question_type":
+        return f"culturally {level}"
+    return f"{variable} {level}"
+
+
+def adjustment_name(adjust: str) -> str:
+    """An emmeans p-value adjustment as prose names it: "Tukey", "Bonferroni"."""
+    return adjust.capitalize()
+
+
+def _format_p(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def odds_sentence(variable: str, level_a: str, level_b: str, estimate: float, std_error: float, p: float) -> str:
+    """A log-odds difference b of group A over group B in words: the odds ratio of a higher rating, said of
+    the favoured group, with its 95% interval, and logistic(b), the percentage the paper reports for it.
+
+    logistic(b) = OR / (1 + OR) is the odds ratio put on a 0-100 scale; the paper calls it a "chance of a
+    higher rating", but it is not the probability that one answer is rated above another."""
+    if estimate < 0:
+        level_a, level_b, estimate = level_b, level_a, -estimate
+    z = z_value()
+    low, high = math.exp(estimate - z * std_error), math.exp(estimate + z * std_error)
+    return (
+        f"An answer {answer_phrase(variable, level_a)} has **{math.exp(estimate):.2f} times the odds** of a higher "
+        f"rating than one {answer_phrase(variable, level_b)} (odds ratio, 95% CI {low:.2f} to {high:.2f}; log-odds "
+        f"{estimate:.2f}, {_format_p(p)}); the paper's figure for this, logistic(b), is {expit(estimate):.0%}."
+    )
+
+
+def _odds_columns(table: pl.DataFrame) -> pl.DataFrame:
+    """Odds ratio exp(b) with its Wald 95% interval, and logistic(b) in % (the paper's reading) both ways."""
+    b, se, z = pl.col("estimate"), pl.col("std_error"), z_value()
+    return table.with_columns(
+        odds_ratio=b.exp(), odds_ratio_ci_low=(b - z * se).exp(), odds_ratio_ci_high=(b + z * se).exp(),
+        logistic_pct=100 / (1 + (-b).exp()), logistic_reversed_pct=100 / (1 + b.exp()))
+
+
+def coefficient_table(fit: r_models.OrdinalFit) -> pl.DataFrame:
+    """The fixed effects of a fit with what they compare, their odds ratios and their wording."""
+    rows = []
+    for row in fit.coefficients.iter_rows(named=True):
+        parts = _split_term(row["term"])
+        if len(parts) == 1:
+            variable, level = parts[0]
+            sentence = odds_sentence(variable, level, LEVELS[variable][0], row["estimate"], row["std_error"], row["p"])
+        else:
+            (variable, level), (by_variable, by_level) = parts
+            sentence = (
+                f"Interaction: for {level_name(variable, level)}, the log-odds difference of "
+                f"{level_name(by_variable, by_level)} over {level_name(by_variable, LEVELS[by_variable][0])} "
+                f"questions is {abs(row['estimate']):.2f} {'larger' if row['estimate'] > 0 else 'smaller'} than for "
+                f"{level_name(variable, LEVELS[variable][0])} (ratio of odds ratios {math.exp(row['estimate']):.2f}, "
+                f"{_format_p(row['p'])})."
+            )
+        rows.append({
+            "term": row["term"],
+            "comparison": " x ".join(f"{level_name(v, lv)} vs {level_name(v, LEVELS[v][0])}" for v, lv in parts),
+            "estimate": row["estimate"], "std_error": row["std_error"], "z": row["z"], "p": row["p"],
+            "sentence": sentence,
+        })
+    table = _odds_columns(pl.DataFrame(rows))
+    return table.select(pl.exclude("sentence"), "sentence")
+
+
+def contrast_table(fit: r_models.OrdinalFit, variable: str, by: str | None = None, adjust: str = "tukey",
+                   across_groups: bool = False) -> pl.DataFrame:
+    """Pairwise emmeans contrasts of `variable` (within each level of `by`) with their sentences."""
+    contrasts = r_models.pairwise_contrasts(fit, variable, by=by, adjust=adjust, across_groups=across_groups)
+    sentences = [
+        (f"{level_name(by, row[by])}: " if by else "")
+        + odds_sentence(variable, row["level_a"], row["level_b"], row["estimate"], row["std_error"], row["p"])
+        for row in contrasts.iter_rows(named=True)
+    ]
+    return _odds_columns(contrasts).with_columns(sentence=pl.Series(sentences, dtype=pl.String))
+
+
+def fit_table(fits: dict[str, r_models.OrdinalFit]) -> pl.DataFrame:
+    """Log-likelihood, AIC, convergence and annotator variance of each fitted model."""
+    return pl.DataFrame([
+        {
+            "analysis": name, "formula": fit.formula, "n_obs": fit.n_obs,
+            "log_likelihood": fit.log_likelihood, "aic": fit.aic,
+            "annotator_variance": fit.random_effects.filter(pl.col("group") == "annotator")["variance"].sum(),
+            "converged": fit.converged, "max_gradient": fit.convergence["max_gradient"],
+            "condition_number_hessian": fit.convergence["condition_number_hessian"],
+            "r_messages": "; ".join(fit.r_messages),
+        }
+        for name, fit in fits.items()
+    ])
+
+
+def threshold_table(fits: dict[str, r_models.OrdinalFit]) -> pl.DataFrame:
+    """The flexible thresholds (log-odds cut points between adjacent ratings) of each fitted model."""
+    return pl.concat([fit.thresholds.select(pl.lit(name).alias("analysis"), pl.all()) for name, fit in fits.items()])
+
+
+def bullets(sentences) -> str:
+    """Sentences as a Markdown list."""
+    return "\n".join(f"- {s}" for s in sentences)
+
+
+def single_predictor_r2(frame: pd.DataFrame, predictors: Sequence[str] = (*SINGLE_PREDICTORS, INTERACTION)) -> pl.DataFrame:
+    """Table 23: one model per predictor, and last the model with model, question type and their
+    interaction (Table 21's, whose R squared its caption prints); Nakagawa's marginal R squared (fixed
+    effects alone) and conditional R squared (with the annotator intercept), in the paper's three decimals
+    and unrounded. Sorted by the marginal R squared."""
+    rows = []
+    for predictor in predictors:
+        fit = fit_rating_model(frame, predictor)
+        r2 = r_models.nakagawa_r2(fit)
+        rows.append({
+            "predictor": predictor, "r2_marginal": round(r2.marginal, 3), "r2_conditional": round(r2.conditional, 3),
+            "r2_marginal_unrounded": r2.marginal, "r2_conditional_unrounded": r2.conditional,
+            "var_fixed": r2.var_fixed, "var_annotator": r2.var_random, "var_residual": r2.var_residual,
+            "log_likelihood": fit.log_likelihood, "aic": fit.aic,
+        })
+    return pl.DataFrame(rows).sort("r2_marginal", "predictor", descending=[True, False])
+
+
+def fit_issue_models(frame: pd.DataFrame) -> dict[str, r_models.LogisticFit]:
+    """Mixed logistic regressions of "no factuality issue" and "no omission" on the question type."""
+    return {
+        outcome: r_models.fit_mixed_logistic(
+            f"{outcome} ~ question_type + {RANDOM_INTERCEPT}",
+            frame[[outcome, "question_type", "annotator"]],
+        )
+        for outcome in BINARY_OUTCOMES
+    }
+
+
+def issue_model_table(fits: dict[str, r_models.LogisticFit]) -> pl.DataFrame:
+    """The fixed effects of the logistic models, one block per outcome."""
+    return pl.concat([fit.coefficients.select(pl.lit(outcome).alias("outcome"), pl.all())
+                      for outcome, fit in fits.items()])
+
+
+def issue_model_sentences(fits: dict[str, r_models.LogisticFit]) -> list[str]:
+    """Each logistic model in words: the chance of no problem for each question type (for an average annotator)."""
+    sentences = []
+    for outcome, fit in fits.items():
+        source, _ = BINARY_OUTCOMES[outcome]
+        what = "no factuality issues" if source == "factuality" else "no omissions"
+        coefs = {r["term"]: r for r in fit.coefficients.iter_rows(named=True)}
+        intercept = coefs["(Intercept)"]["estimate"]
+        effect = coefs["question_typeagnostic"]
+        sentences.append(
+            f"An answer to a culturally specific question has a **{expit(intercept):.0%}** chance of {what}; "
+            f"to a culturally agnostic question **{expit(intercept + effect['estimate']):.0%}** "
+            f"(odds ratio {effect['odds_ratio']:.2f}, 95% CI {math.exp(effect['ci_low']):.2f} to "
+            f"{math.exp(effect['ci_high']):.2f}, {_format_p(effect['p'])}; for an annotator of average leniency)."
+        )
+    return sentences
+
+
+def summary(table: pl.DataFrame, model_contrasts: pl.DataFrame, question_type_fit: r_models.OrdinalFit,
+            r2: pl.DataFrame) -> str:
+    """The findings in words, computed from the ratings and the fitted models."""
+    means = table.group_by("model").agg(pl.col("rating").mean()).sort("rating", descending=True)
+    best, worst = means.row(0, named=True), means.row(-1, named=True)
+    significant = model_contrasts.filter(pl.col("p") < 0.05)
+    ordered_pairs = [
+        (row["level_a"], row["level_b"]) if row["estimate"] > 0 else (row["level_b"], row["level_a"])
+        for row in significant.iter_rows(named=True)
+    ]
+    preferred = "; ".join(f"{DISPLAY_NAME[a]} over {DISPLAY_NAME[b]}" for a, b in ordered_pairs) or "none"
+    qt = coefficient_table(question_type_fit).row(0, named=True)
+    top = r2.filter(pl.col("predictor") != INTERACTION).row(0, named=True)
+    interaction = r2.filter(pl.col("predictor") == INTERACTION).row(0, named=True)
+    return (
+        f"**{len(table)} ratings** by {table['annotator'].n_unique()} annotators in {table['language'].n_unique()} "
+        f"languages. {DISPLAY_NAME[best['model']]} has the highest mean rating ({best['rating']:.2f} of 5), "
+        f"{DISPLAY_NAME[worst['model']]} the lowest ({worst['rating']:.2f}). "
+        f"Pairwise contrasts of the model CLMM ({adjustment_name(model_contrasts['adjust'][0])}-adjusted, "
+        f"p < 0.05) prefer: {preferred}. "
+        f"{qt['sentence']} "
+        f"Of the single predictors, *{top['predictor']}* explains the most: marginal R² {top['r2_marginal']:.3f} "
+        f"(conditional {top['r2_conditional']:.3f} with the annotator). The model with model, question type and "
+        f"their interaction (Table 21) has marginal R² {interaction['r2_marginal']:.3f} and conditional "
+        f"R² {interaction['r2_conditional']:.3f}."
+    )

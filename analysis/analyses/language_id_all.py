@@ -1,0 +1,57 @@
+"""The verdicts of the language identification for all 23 languages (`answer_language_all`, computed by
+`analysis.pipeline.language_id_all`; docs/methods.md, section 10), read for notebook 10: the surface
+rates with every language identified, and how the verdicts changed for the four languages."""
+
+import duckdb
+import polars as pl
+
+from ..core.vocabulary import UNRELIABLE_LANGUAGES
+from . import dimensions, surface
+
+# Per model, language and question type: the counts that need a language verdict, from this table.
+LANGUAGE_COUNTS_SQL = """
+SELECT m.display_name AS model, q.language, q.question_type,
+       count(*) FILTER (i.language_correct) AS n_correct_language,
+       count(*) FILTER (NOT s.provider_error AND NOT s.repetition AND i.language_correct) AS n_surface_ok
+FROM answer_language_all i
+JOIN answer_surface s USING (answer_id)
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+JOIN models m ON m.model = a.model
+GROUP BY ALL
+"""
+
+
+def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """`surface.rates_by_model_language` with every language identified: the counts and shares that need
+    a language verdict (`n_correct_language`, `n_surface_ok` and their shares) come from this table;
+    `unreliable` is false throughout and `beyond_paper` marks the four languages. `surface.metric_cells`,
+    `surface.rates_by_model` and `surface.summary` take it as they take the paper's."""
+    counts = con.sql(LANGUAGE_COUNTS_SQL).pl()
+    by = ["model", "language", "question_type"]
+    rates = (surface.rates_by_model_language(con).drop("n_correct_language", "n_surface_ok")
+             .join(counts, on=by, how="left", maintain_order="left")
+             .with_columns(pl.col("n_correct_language", "n_surface_ok").fill_null(0),
+                           unreliable=pl.lit(False), beyond_paper=pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)),
+                           language_label=pl.col("language").replace_strict(dimensions.language_labels(con, all_identified=True))))
+    shares = {metric: pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator)).alias(metric)
+              for metric, (count, denominator) in surface.METRIC_COUNTS.items() if metric in surface.LANGUAGE_DEPENDENT}
+    return rates.with_columns(**shares)
+
+
+VERDICT_CHANGES_SQL = f"""
+SELECT q.language, s.detected_language AS paper_verdict, i.detected_language AS new_verdict,
+       i.language_correct AS in_question_language, count(*) AS n_answers
+FROM answer_language_all i
+JOIN answer_surface s USING (answer_id)
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+WHERE {dimensions.is_unreliable()} AND i.detected_language IS NOT NULL
+GROUP BY ALL
+ORDER BY q.language, n_answers DESC, paper_verdict, new_verdict
+"""
+
+
+def verdict_changes(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """For the model answers in the four languages: the paper pipeline's verdict against the new one."""
+    return con.sql(VERDICT_CHANGES_SQL).pl()

@@ -1,0 +1,235 @@
+"""Dataset overview (docs/methods.md, section 01 Dataset overview): the paper's Tables 4 and 10,
+Figures 1 and 5 and the counts its text gives of the dataset, computed in SQL from the release.
+"""
+
+import duckdb
+import polars as pl
+
+from ..io import paper
+
+# Population standard deviation (ddof = 0) and one decimal, as the paper prints them.
+TABLE4_SQL = """
+WITH question_stats AS (
+    SELECT language, question_type,
+           count(*) AS n_questions,
+           avg(n_bytes) AS question_bytes_mean,
+           stddev_pop(n_bytes) AS question_bytes_std
+    FROM questions
+    WHERE collection = 'human'
+    GROUP BY language, question_type
+), answer_stats AS (
+    SELECT q.language, q.question_type,
+           count(*) AS n_human_answers,
+           avg(a.n_bytes) AS answer_bytes_mean,
+           stddev_pop(a.n_bytes) AS answer_bytes_std
+    FROM answers a JOIN questions q USING (question_id)
+    WHERE a.is_human AND NOT a.is_dot_points AND q.collection = 'human'
+    GROUP BY q.language, q.question_type
+)
+SELECT l.resource_level, s.language, s.question_type, s.n_questions,
+       round(s.question_bytes_mean, 1) AS question_bytes_mean,
+       round(s.question_bytes_std, 1) AS question_bytes_std,
+       coalesce(a.n_human_answers, 0) AS n_human_answers,
+       round(a.answer_bytes_mean, 1) AS answer_bytes_mean,
+       round(a.answer_bytes_std, 1) AS answer_bytes_std
+FROM question_stats s
+JOIN languages l USING (language)
+LEFT JOIN answer_stats a USING (language, question_type)
+ORDER BY l.resource_level, s.language, s.question_type DESC
+"""
+
+CATEGORY_COUNTS_SQL = """
+SELECT c.category, l.language, l.resource_level, count(q.question_id) AS n_questions
+FROM categories c
+CROSS JOIN languages l
+LEFT JOIN questions q
+       ON q.category = c.category AND q.language = l.language
+      AND q.question_type = 'specific' AND q.collection = 'human'
+GROUP BY c.category, l.language, l.resource_level
+ORDER BY c.category, l.language
+"""
+
+
+def question_length_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Table 4: per language and question type, the number of questions and the byte lengths of
+    questions and of human reference answers (plain `human` answers, not the dot-point variant)."""
+    return con.sql(TABLE4_SQL).pl()
+
+
+def specific_category_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Figure 5: culturally specific questions by category and language (zero where there are none)."""
+    return con.sql(CATEGORY_COUNTS_SQL).pl()
+
+
+def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:
+    """The overview's findings in words, computed from its two tables."""
+    by_type = lengths.group_by("question_type").agg(pl.col("n_questions").sum())
+    n = dict(by_type.iter_rows())
+    specific = lengths.filter(pl.col("question_type") == "specific")
+    largest = specific.sort("n_questions", descending=True).row(0, named=True)
+    smallest = specific.sort("n_questions").row(0, named=True)
+    top = categories.group_by("category").agg(pl.col("n_questions").sum()).sort("n_questions", descending=True)
+    top_category = top.row(0, named=True)
+    share = top_category["n_questions"] / max(n.get("specific", 0), 1)
+    return (
+        f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages: "
+        f"{n.get('specific', 0):,} culturally specific and {n.get('agnostic', 0):,} culturally agnostic. "
+        f"{largest['language']} has the most culturally specific questions ({largest['n_questions']}), "
+        f"{smallest['language']} the fewest ({smallest['n_questions']}). "
+        f"The most common topic is *{top_category['category']}* ({top_category['n_questions']} questions, "
+        f"{share:.0%} of the culturally specific ones)."
+    )
+
+
+# The counts the paper's text gives of the release's questions (Sections 1 to 3, Appendices A and B, the
+# Limitations): quantity, what it counts, and the SQL that counts it (`specific` and `writers` are the
+# views of DATASET_COUNTS_SQL).
+DATASET_COUNTS = (
+    ("languages", "languages of the release", "SELECT count(*) FROM languages"),
+    ("high_resource_languages", "high- and mid-resource languages",
+     "SELECT count(*) FROM languages WHERE resource_level = 'high'"),
+    ("low_resource_languages", "low-resource languages", "SELECT count(*) FROM languages WHERE resource_level = 'low'"),
+    ("questions", "questions of both types (human-collected)", "SELECT count(*) FROM questions WHERE collection = 'human'"),
+    ("specific_questions", "culturally specific questions (human-collected)", "SELECT count(*) FROM specific"),
+    ("specific_questions_high_resource", "culturally specific questions of high- and mid-resource languages",
+     "SELECT count(*) FROM specific WHERE resource_level = 'high'"),
+    ("specific_high_resource_languages", "high- and mid-resource languages with culturally specific questions",
+     "SELECT count(DISTINCT language) FROM specific WHERE resource_level = 'high'"),
+    ("specific_questions_low_resource", "culturally specific questions of low-resource languages",
+     "SELECT count(*) FROM specific WHERE resource_level = 'low'"),
+    ("low_resource_question_writers", "distinct writers (`collector`) of the low-resource questions",
+     "SELECT count(DISTINCT collector) FROM specific WHERE resource_level = 'low'"),
+    ("low_resource_writers_per_language_min", "fewest writers of one low-resource language", "SELECT min(n) FROM writers"),
+    ("low_resource_writers_per_language_max", "most writers of one low-resource language", "SELECT max(n) FROM writers"),
+    ("agnostic_questions", "distinct culturally agnostic questions (English originals)",
+     "SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'"),
+    ("agnostic_translation_languages", "languages other than English holding translations of the agnostic questions",
+     "SELECT count(DISTINCT language) FROM questions "
+     "WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English'"),
+    ("agnostic_question_rows", "culturally agnostic questions, one per language",
+     "SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'"),
+    ("human_evaluated_questions", "questions of the human evaluation", "SELECT count(*) FROM questions WHERE human_evaluated"),
+    ("human_evaluated_languages", "languages of the human evaluation",
+     "SELECT count(DISTINCT language) FROM questions WHERE human_evaluated"),
+)
+DATASET_COUNTS_SQL = """
+WITH specific AS (
+    SELECT q.*, l.resource_level FROM questions q JOIN languages l USING (language)
+    WHERE q.question_type = 'specific' AND q.collection = 'human'
+), writers AS (
+    -- The low-resource questions were written by hired native speakers; `collector` names each one.
+    SELECT language, count(DISTINCT collector) AS n FROM specific WHERE resource_level = 'low' GROUP BY language
+)
+SELECT * FROM (VALUES {rows}) AS counts(quantity, description, value)
+"""
+
+
+def dataset_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """What the release holds, in the counts the paper's text uses (`quantity`, `description`, `value`)."""
+    rows = ",\n    ".join(f"('{quantity}', '{description}', ({query}))" for quantity, description, query in DATASET_COUNTS)
+    return con.sql(DATASET_COUNTS_SQL.format(rows=rows)).pl()
+
+
+TOP_CATEGORY_SQL = """
+WITH counts AS (
+    SELECT q.language, l.resource_level, q.category, count(*) AS n_questions
+    FROM questions q JOIN languages l USING (language)
+    WHERE q.question_type = 'specific' AND q.collection = 'human' AND q.category IS NOT NULL
+    GROUP BY ALL
+), ranked AS (
+    SELECT *, rank() OVER (PARTITION BY language ORDER BY n_questions DESC) AS place,
+           sum(n_questions) OVER (PARTITION BY language) AS language_questions
+    FROM counts
+)
+SELECT resource_level, language, category AS top_category, n_questions, language_questions,
+       round(100 * n_questions / language_questions, 1) AS pct_of_language
+FROM ranked WHERE place = 1
+ORDER BY resource_level, language, top_category
+"""
+
+
+def top_categories(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Each language's most frequent category of culturally specific questions (every one of a tie)."""
+    return con.sql(TOP_CATEGORY_SQL).pl()
+
+
+def top_category_counts(top: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Per resource level and category: in how many of the level's languages it is the top category
+    (Appendix B: religion and customs tops 10 of the 12 low-resource languages)."""
+    levels = con.sql("SELECT resource_level, count(*) AS n_languages_in_level FROM languages GROUP BY ALL").pl()
+    return (top.group_by("resource_level", "top_category").agg(pl.len().alias("n_languages"),
+                                                               pl.col("language").sort().str.join(", ").alias("languages"))
+            .join(levels, on="resource_level")
+            .sort("resource_level", "n_languages", "top_category", descending=[False, True, False]))
+
+
+def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Table 10: the languages with their linguistic and usage information, as the release's
+    languages.csv gives them; `speakers` as printed, `speakers_low`/`speakers_high` as numbers (they
+    differ only where a range is given, Kirundi's 12-13M)."""
+    table = con.sql("SELECT * FROM languages ORDER BY resource_level, language").pl()
+    bounds = [_speaker_bounds(text) for text in table["speakers"].to_list()]
+    return table.with_columns(speakers_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
+                              speakers_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
+
+
+def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
+    """`720M` -> (720e6, 720e6); `12-13M` -> (12e6, 13e6): the magnitude of a range's end applies to
+    both ends. A text in another form (a languages.csv of your own) gives no numbers, not an error."""
+    low, _, high = (text or "").partition("-")
+    suffix = high[-1:] if high else ""
+    try:
+        return paper.printed_number(low + (suffix if low[-1:].isdigit() else "")), paper.printed_number(high or low)
+    except ValueError:
+        return None, None
+
+
+# ---------------------------------------------------------------- Figure 1: the topic treemap
+
+def category_treemap_table(con: duckdb.DuckDBPyConnection, width: float = 100.0, height: float = 60.0) -> pl.DataFrame:
+    """Figure 1: the categories of the culturally specific questions as a squarified treemap, each box's
+    area proportional to its number of questions; `x0`..`y1` are the box in a `width` x `height` frame."""
+    counts = con.sql("""
+        SELECT c.category, c.description, c.examples[1] AS example, count(q.question_id) AS n_questions
+        FROM categories c
+        LEFT JOIN questions q ON q.category = c.category AND q.question_type = 'specific' AND q.collection = 'human'
+        GROUP BY ALL
+        HAVING count(q.question_id) > 0
+        ORDER BY n_questions DESC, c.category
+    """).pl()
+    total = counts["n_questions"].sum()
+    boxes = squarify([n * width * height / total for n in counts["n_questions"].to_list()], 0.0, 0.0, width, height)
+    return counts.with_columns(
+        pct_of_questions=(100 * pl.col("n_questions") / total).round(1),
+        **{name: pl.Series([round(b[i], 3) for b in boxes]) for i, name in enumerate(("x0", "y0", "x1", "y1"))})
+
+
+def squarify(areas: list[float], x: float, y: float, width: float, height: float) -> list[tuple[float, float, float, float]]:
+    """Boxes (x0, y0, x1, y1) tiling the rectangle, one per area in the given (descending) order, laid
+    out in rows that keep the boxes as square as they can be (Bruls, Huizing and van Wijk, 2000)."""
+    boxes: list[tuple[float, float, float, float]] = []
+    remaining = list(areas)
+    while remaining:
+        short = min(width, height)
+        row = [remaining.pop(0)]
+        while remaining and _worst_ratio(row + [remaining[0]], short) <= _worst_ratio(row, short):
+            row.append(remaining.pop(0))
+        thickness = sum(row) / short
+        offset = 0.0
+        for area in row:
+            length = area / thickness
+            if width >= height:  # a column along the left edge
+                boxes.append((x, y + offset, x + thickness, y + offset + length))
+            else:  # a row along the top edge
+                boxes.append((x + offset, y, x + offset + length, y + thickness))
+            offset += length
+        if width >= height:
+            x, width = x + thickness, width - thickness
+        else:
+            y, height = y + thickness, height - thickness
+    return boxes
+
+
+def _worst_ratio(row: list[float], short: float) -> float:
+    total = sum(row)
+    return max(max(short * short * a / (total * total), total * total / (short * short * a)) for a in row)

@@ -1,0 +1,425 @@
+"""Surface-level quality of the model answers (docs/methods.md, section 03 Surface quality): reads the
+verdicts of `answer_surface` and `question_language_id` (computed by `analysis.pipeline.surface`) for
+notebook 03: language, repetitions, provider errors, textual indicators, answer lengths, the agreement
+with the annotators, and the benchmarks of the stage.
+"""
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from ..core import paths
+from ..io import bench, tokenizer_ranks
+from ..stats import comparisons, intervals
+from . import dimensions
+
+RATES_SQL = f"""
+SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
+       {dimensions.is_unreliable()} AS unreliable,
+       count(*) AS n_answers,
+       count(*) FILTER (s.provider_error) AS n_provider_errors,
+       count(*) FILTER (NOT s.provider_error) AS n_answered,
+       -- Unreliable languages keep their raw verdict here: the cells show them as not identified, and
+       -- aggregates take them only when asked to (exclude_unreliable = false).
+       count(*) FILTER ({dimensions.LANGUAGE_CORRECT_OR_RAW}) AS n_correct_language,
+       count(*) FILTER (s.repetition) AS n_repetition,
+       count(*) FILTER ({dimensions.SURFACE_OK_OR_RAW}) AS n_surface_ok
+FROM answer_surface s
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+JOIN languages l ON l.language = q.language
+JOIN models m ON m.model = a.model
+GROUP BY ALL
+ORDER BY model, l.resource_level, q.language, q.question_type
+"""
+# Each heatmap metric: its title, the count it is a share of and the denominator. A provider error is
+# neither in the wrong language nor repetitive, so those two shares are of the answers the provider
+# gave; it is a surface issue, so the clean share is of all answers.
+METRICS = {
+    "pct_correct_language": "% in the correct language",
+    "pct_repetition": "% with repetitions",
+    "pct_surface_ok": "% without surface issues",
+}
+METRIC_COUNTS = {
+    "pct_correct_language": ("n_correct_language", "n_answered"),
+    "pct_repetition": ("n_repetition", "n_answered"),
+    "pct_surface_ok": ("n_surface_ok", "n_answers"),
+}
+# Metrics that need a language verdict, which the unreliable languages do not get.
+LANGUAGE_DEPENDENT = frozenset({"pct_correct_language", "pct_surface_ok"})
+PROVIDER_ERRORS_ONLY = "provider errors only"
+NOT_IDENTIFIED = "language not identified"
+
+
+def _share(count: str, denominator: str) -> pl.Expr:
+    return pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator))
+
+
+def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Per model, language and question type: the counts behind each metric and the shares (%), not
+    rounded (paper Figures 13, 14 and 9). Unreliable languages carry their raw language verdict here;
+    `metric_cells` shows them as not identified."""
+    rates = con.sql(RATES_SQL).pl()
+    labels = dimensions.language_labels(con)
+    return rates.with_columns(
+        language_label=pl.col("language").replace_strict(labels),
+        pct_provider_errors=_share("n_provider_errors", "n_answers"),
+        **{metric: _share(count, denominator) for metric, (count, denominator) in METRIC_COUNTS.items()})
+
+
+def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
+    """The heatmap cells of one metric: the share (one decimal) with its 95% Wilson interval, and a
+    `status` where the cell has no share to colour: `provider errors only` (no answer to judge) or
+    `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
+    count, denominator = METRIC_COUNTS[metric]
+    status = (pl.when(pl.col("n_answered") == 0).then(pl.lit(PROVIDER_ERRORS_ONLY))
+              .when(pl.col("unreliable") & pl.lit(metric in LANGUAGE_DEPENDENT)).then(pl.lit(NOT_IDENTIFIED)))
+    by = ["model", "language", "question_type"]
+    cells = intervals.with_wilson(rates, count, denominator, decimals=1).with_columns(
+        _share(count, denominator).alias(metric), status=status)
+    blank = pl.col("status").is_not_null()
+    return (cells.with_columns([pl.when(blank).then(None).otherwise(pl.col(c)).alias(c)
+                                for c in (metric, "ci_low", "ci_high")])
+            .with_columns(pl.col(metric).round(1))
+            .select(*by, "language_label", "unreliable", *dict.fromkeys(("n_answers", "n_provider_errors", denominator)),
+                    count, metric, "ci_low", "ci_high", "status")
+            .sort(by))
+
+
+def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.DataFrame:
+    """Micro-averaged shares per model and question type (answers pooled over languages), one decimal."""
+    kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
+    counts = ["n_answers", "n_answered", "n_provider_errors", *(c for c, _ in METRIC_COUNTS.values())]
+    return (kept.group_by("model", "question_type")
+            .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
+            .with_columns(*[_share(count, denominator).round(1).alias(metric)
+                            for metric, (count, denominator) in METRIC_COUNTS.items()],
+                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1))
+            .select("model", "question_type", "n_languages", "n_answers", "n_provider_errors", *METRICS,
+                    "pct_provider_errors")
+            .sort("model", "question_type"))
+
+
+# ---------------------------------------------------------------- provider errors (Table 2 footnote)
+
+PROVIDER_ERRORS_SQL = f"""
+SELECT m.display_name AS model, q.language, q.question_type,
+       {dimensions.is_unreliable()} AS unreliable,
+       count(*) AS n_answers,
+       count(*) FILTER (s.provider_error) AS n_provider_errors,
+       count(*) FILTER (s.provider_error_code = 'OTHER') AS n_other,
+       count(*) FILTER (s.provider_error_code = 'SAFETY') AS n_safety,
+       count(*) FILTER (s.provider_error_code = 'RECITATION') AS n_recitation,
+       count(*) FILTER (s.provider_error_code = 'empty') AS n_empty
+FROM answer_surface s
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+JOIN models m ON m.model = a.model
+GROUP BY ALL
+"""
+
+
+def _provider_error_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return con.sql(PROVIDER_ERRORS_SQL).pl()
+
+
+def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """% of answers that are provider errors, per model (those with any), language and question type,
+    with the raw codes counted and the 95% Wilson interval."""
+    counts = _provider_error_counts(con)
+    erring = counts.group_by("model").agg(pl.col("n_provider_errors").sum()).filter(pl.col("n_provider_errors") > 0)["model"]
+    labels = dimensions.language_labels(con)
+    cells = (counts.filter(pl.col("model").is_in(erring.implode()))
+             .with_columns(language_label=pl.col("language").replace_strict(labels),
+                           pct_provider_errors=_share("n_provider_errors", "n_answers").round(1)))
+    return (intervals.with_wilson(cells, "n_provider_errors", "n_answers", decimals=1)
+            .sort("model", "language", "question_type"))
+
+
+def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The paper's Table 2 footnote: % of each model's answers that are provider errors, per question type,
+    over the 19 languages with reliable identification (as Table 2 aggregates), two decimals."""
+    counts = (_provider_error_counts(con).filter(~pl.col("unreliable"))
+              .group_by("model", "question_type")
+              .agg(pl.col("n_answers", "n_provider_errors", "n_other", "n_safety", "n_recitation", "n_empty").sum(),
+                   pl.col("language").n_unique().alias("n_languages"))
+              .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2)))
+    return intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2).sort("model", "question_type")
+
+
+# ---------------------------------------------------------------- identification accuracy (Table 13)
+
+QUESTION_ACCURACY_SQL = f"""
+WITH detected AS (
+    SELECT q.language, q.question_type, l.resource_level, l.iso_code, i.detected_language, i.language_correct
+    FROM question_language_id i JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+), wrong AS (
+    SELECT language, detected_language, count(*) AS n
+    FROM detected WHERE NOT language_correct AND question_type = $question_type GROUP BY ALL
+)
+SELECT d.resource_level, d.language, d.iso_code,
+       {dimensions.is_unreliable("d.language")} AS unreliable,
+       count(*) FILTER (d.question_type = $question_type) AS n_questions,
+       count(*) FILTER (d.question_type = $question_type AND d.language_correct) AS n_identified,
+       round(100 * n_identified / n_questions, 2) AS pct_identified,
+       count(*) AS n_questions_all_types,
+       round(100 * avg(d.language_correct::INT), 2) AS pct_identified_all_types,
+       (SELECT string_agg(w.detected_language || ' (' || w.n || ')', ', ' ORDER BY w.n DESC, w.detected_language)
+        FROM wrong w WHERE w.language = d.language) AS detected_instead
+FROM detected d
+GROUP BY d.resource_level, d.language, d.iso_code
+ORDER BY d.resource_level, d.language
+"""
+TABLE13_QUESTION_TYPE = "specific"
+
+
+def question_identification_accuracy(con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE) -> pl.DataFrame:
+    """Table 13: per language, the % of its culturally specific questions (the paper's denominators)
+    identified as their own language, two decimals, with the 95% Wilson interval; beside it the same over
+    all its questions, and what the missed questions were taken for."""
+    table = con.sql(QUESTION_ACCURACY_SQL, params={"question_type": question_type}).pl()
+    table = intervals.with_wilson(table, "n_identified", "n_questions", decimals=2)
+    return table.select("resource_level", "language", "iso_code", "unreliable", "n_questions", "n_identified",
+                        "pct_identified", "ci_low", "ci_high", "n_questions_all_types", "pct_identified_all_types",
+                        "detected_instead")
+
+
+# ---------------------------------------------------------------- textual indicators (Appendix C.2)
+
+INDICATORS = {
+    "apology": "sorry / apologize / understand",
+    "language_name_mention": "English name of the language",
+    "translation_mention": "translate / translation",
+    "emoji": "emoji",
+}
+# The groups of answers the paper's Appendix C.2 gives shares over. The apology shares are by resource
+# level; its high-resource figure (Llama 3 70B, 10.48%) is over the ten high-resource languages other
+# than English, where an apology word is a sign of failure rather than ordinary English. Its shares of
+# "responses" of a model are over the answers to culturally specific questions.
+INDICATOR_SCOPES = {
+    "low-resource languages": "l.resource_level = 'low'",
+    "high-resource languages": "l.resource_level = 'high'",
+    "high-resource languages other than English": "l.resource_level = 'high' AND q.language <> 'English'",
+    "culturally specific questions": "q.question_type = 'specific'",
+    "all answers": "true",
+}
+INDICATORS_SQL = """
+SELECT m.display_name AS model, {scope_sql} AS scope, count(*) AS n_answers,
+       {counts}
+FROM answer_surface s
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+JOIN languages l ON l.language = q.language
+JOIN models m ON m.model = a.model
+WHERE {where}
+GROUP BY ALL
+"""
+
+
+def indicator_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Appendix C.2: % of each model's answers with each textual indicator, in each scope of
+    `INDICATOR_SCOPES` (all 23 languages count: indicators are text matches), two decimals, with the
+    95% Wilson interval. One row per model, scope and indicator."""
+    counts = ", ".join(f"count(*) FILTER (s.{name}) AS {name}" for name in INDICATORS)
+    parts = [con.sql(INDICATORS_SQL.format(scope_sql=f"'{scope}'", counts=counts, where=where)).pl()
+             for scope, where in INDICATOR_SCOPES.items()]
+    scope_order = {scope: i for i, scope in enumerate(INDICATOR_SCOPES)}
+    models = {name: i for i, name in enumerate(dimensions.model_order(con))}
+    long = (pl.concat(parts)
+            .unpivot(index=["model", "scope", "n_answers"], on=list(INDICATORS), variable_name="indicator",
+                     value_name="n_with_indicator")
+            .with_columns(pct=_share("n_with_indicator", "n_answers").round(2)))
+    return (intervals.with_wilson(long, "n_with_indicator", "n_answers", decimals=2)
+            .sort(pl.col("model").replace_strict(models, return_dtype=pl.Int32),
+                  pl.col("scope").replace_strict(scope_order, return_dtype=pl.Int32), "indicator"))
+
+
+def indicator_table(shares: pl.DataFrame) -> pl.DataFrame:
+    """`indicator_shares` for reading: one row per model and scope, one column per indicator (%)."""
+    return (shares.pivot(on="indicator", index=["model", "scope", "n_answers"], values="pct")
+            .select("model", "scope", "n_answers", *INDICATORS))
+
+
+# ---------------------------------------------------------------- answer lengths (Table 17)
+
+TOKEN_COUNTS_SQL = """
+SELECT m.display_name AS model, s.tokenizer,
+       count(*) AS n_all, avg(s.n_tokens) AS mean_all, median(s.n_tokens) AS median_all,
+       stddev_samp(s.n_tokens) AS std_all,
+       count(*) FILTER (s.language_correct AND NOT s.repetition) AS n_clean,
+       avg(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS mean_clean,
+       median(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS median_clean,
+       stddev_samp(s.n_tokens) FILTER (s.language_correct AND NOT s.repetition) AS std_clean
+FROM answer_surface s
+JOIN answers a USING (answer_id)
+JOIN questions q USING (question_id)
+JOIN models m ON m.model = a.model
+WHERE q.question_type = $question_type
+GROUP BY ALL
+ORDER BY any_value(m.rowid)
+"""
+
+
+def answer_token_counts(con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE) -> pl.DataFrame:
+    """Table 17: mean, median and standard deviation (n - 1) of the answers' length in o200k_base tokens,
+    per model, over its answers to the culturally specific questions (the paper's "all data" comes out so:
+    provider errors included, as the tokens of their codes) and over those in the correct language without
+    repetitions (19 languages: the others get no language verdict); one decimal."""
+    table = con.sql(TOKEN_COUNTS_SQL, params={"question_type": question_type}).pl()
+    return table.with_columns(pl.col("^(mean|median|std)_.*$").round(1))
+
+
+# ---------------------------------------------------------------- agreement with the annotators
+
+RATED_SQL = f"""
+SELECT r.rating_id, r.language, r.model, r.language_correct AS annotator_label,
+       {dimensions.is_unreliable()} AS unreliable,
+       CASE WHEN s.provider_error THEN 'provider error'
+            WHEN {dimensions.LANGUAGE_CORRECT_OR_RAW} THEN 'correct' ELSE 'incorrect' END AS automatic
+FROM ratings r
+JOIN answer_surface s USING (answer_id)
+JOIN questions q ON q.question_id = r.question_id
+ORDER BY r.rating_id
+"""
+PARTIALLY_TREATMENTS = ("excluded", "incorrect", "correct")
+KAPPA_SCOPES = {
+    "reliable languages": "the rated languages with reliable identification (Kirundi's answers left out)",
+    "all rated languages": "all rated languages (Kirundi with the detector's raw verdict)",
+}
+
+
+def rated_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Each human rating with the annotator's language label and the automatic verdict of the same answer."""
+    return con.sql(RATED_SQL).pl()
+
+
+def agreement_crosstab(rated: pl.DataFrame) -> pl.DataFrame:
+    """Annotator label (yes / partially / no) against the automatic verdict, separately for languages
+    whose identification is reliable and for the unreliable ones."""
+    table = (rated.with_columns(identification=pl.when(pl.col("unreliable")).then(pl.lit("unreliable" + dimensions.UNRELIABLE_MARK))
+                                .otherwise(pl.lit("reliable")))
+             .group_by("identification", "annotator_label", "automatic").len()
+             .pivot(on="automatic", index=["identification", "annotator_label"], values="len", sort_columns=True)
+             .fill_null(0))
+    order = {label: i for i, label in enumerate(("yes", "partially", "no"))}
+    return table.sort("identification", pl.col("annotator_label").replace_strict(order, return_dtype=pl.Int8))
+
+
+def agreement_kappa(rated: pl.DataFrame) -> pl.DataFrame:
+    """Cohen's kappa between annotators (yes -> correct, no -> incorrect) and the automatic verdict, over
+    the reliable languages and over all rated languages, for each treatment of `partially`: left out,
+    counted as incorrect, counted as correct. Provider errors have no verdict and are left out."""
+    rows = []
+    for scope in KAPPA_SCOPES:
+        kept = rated.filter(pl.col("automatic") != "provider error")
+        if scope == "reliable languages":
+            kept = kept.filter(~pl.col("unreliable"))
+        for treatment in PARTIALLY_TREATMENTS:
+            mapping = {"yes": "correct", "no": "incorrect", "partially": None if treatment == "excluded" else treatment}
+            pairs = kept.with_columns(human=pl.col("annotator_label").replace_strict(mapping, return_dtype=pl.String)).drop_nulls("human")
+            agree = (pairs["human"] == pairs["automatic"]).mean()
+            labels = ("correct", "incorrect")
+            table = [[pairs.filter((pl.col("human") == h) & (pl.col("automatic") == a)).height for a in labels] for h in labels]
+            kappa = comparisons.cohens_kappa(table)
+            rows.append({"languages": scope, "partially_as": treatment, "n_answers": pairs.height,
+                         "n_unreliable_answers": pairs["unreliable"].sum(),
+                         "pct_agreement": round(100 * agree, 1), "cohens_kappa": round(float(kappa), 3)})
+    return pl.DataFrame(rows)
+
+
+def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, errors: pl.DataFrame,
+            exclude_unreliable: bool = True) -> str:
+    """The notebook's findings in words, computed from its tables."""
+    kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
+    clean = (100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).alias("ok")
+    by_level = dict(kept.group_by("resource_level").agg(clean).sort("resource_level").iter_rows())
+    by_model = kept.group_by("model").agg(clean).sort("ok")
+    (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
+    reliable = accuracy.filter(~pl.col("unreliable"))
+    weakest = reliable.sort("pct_identified").row(0, named=True)
+    headline = {row["languages"]: row for row in kappa.filter(pl.col("partially_as") == "excluded").iter_rows(named=True)}
+    reliable_kappa, all_kappa = headline["reliable languages"], headline["all rated languages"]
+    worst_errors = errors.sort("pct_provider_errors", descending=True).row(0, named=True)
+    scope = "the 19 languages with reliable identification" if exclude_unreliable else "all 23 languages"
+    return (
+        f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
+        f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
+        f"ones. {best} has the fewest surface issues ({best_ok:.1f}% clean), {worst} the most ({worst_ok:.1f}%). "
+        f"{worst_errors['model']} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
+        f"answers to culturally {worst_errors['question_type']} questions. On the culturally specific questions "
+        f"themselves the identification is right for at least {weakest['pct_identified']:.2f}% of each reliable "
+        f"language (lowest: {weakest['language']}). Against the annotators' language labels (`partially` left "
+        f"out), Cohen's kappa is **{reliable_kappa['cohens_kappa']:.2f}** over {reliable_kappa['n_answers']} answers "
+        f"of the reliable languages and **{all_kappa['cohens_kappa']:.2f}** over all {all_kappa['n_answers']} with "
+        f"Kirundi's {all_kappa['n_unreliable_answers']} (whose automatic verdict is the detector's raw one)."
+    )
+
+
+def bench_summary(bench_folder: Path | str = paths.BENCH_RESULTS) -> tuple[str, pl.DataFrame | None]:
+    """The surface benchmark's findings in words and its engines' table (`make bench-surface`'s results in
+    `bench_folder`); without them, a sentence saying how to get them and no table."""
+    results = bench.read(bench_folder, bench.SURFACE)
+    if results is None:
+        return (f"No benchmark results in `{bench_folder}`: run `make bench-surface` (scripts/bench_surface.py) "
+                "to measure agreement and speed.", None)
+    return bench_markdown(results), bench_engines(results)
+
+
+def bench_engines(bench: dict) -> pl.DataFrame:
+    """One row per langid engine: time, share of the authors' time, agreement with their verdicts."""
+    return pl.DataFrame(bench["engines"]).select(
+        "langid_engine", "processes", "seconds", "share_of_authors_time", "cpu_seconds", "share_of_authors_cpu",
+        "n_compared", "n_disagreements",
+        "language_agreement_pct", "language_agreement_all_languages_pct", "repetition_agreement_pct")
+
+
+def bench_markdown(bench: dict) -> str:
+    """The benchmark's findings in words: speed against the authors' scripts, agreement, disagreements."""
+    authors = bench["authors"]
+    default = next(e for e in bench["engines"] if e["langid_engine"] == "langid-batch")
+    others = [e for e in bench["engines"] if e["langid_engine"] != "langid-batch"]
+    verdict = "within" if default["share_of_authors_time"] <= bench["target_share_of_authors_time"] else "above"
+    lines = [
+        f"On {bench['n_answers']:,} model answers ({bench['machine']['cpus']} CPUs, load average "
+        f"{bench['machine']['load_average_before'][0]} at the start), the authors' approach took "
+        f"**{authors['seconds']:.1f} s** in one process ({authors['language_seconds']:.1f} s language "
+        f"identification, {authors['repetition_seconds']:.1f} s repetitions with `{bench['tokenizer']}`). "
+        f"The project's surface stage took **{default['seconds']:.1f} s** on {default['processes']} processes: "
+        f"{default['share_of_authors_time']:.0%} of the authors' time, {verdict} the target of a third "
+        f"(CPU time: {default['cpu_seconds']:.1f} s against {authors['cpu_seconds']:.1f} s; the project's includes "
+        f"starting the workers and loading the models).",
+        "",
+        f"Its language verdicts agree with the authors' on **{default['language_agreement_pct']:.2f}%** of the "
+        f"{default['n_compared']:,} non-empty answers in the 19 reliably identified languages; the repetition "
+        f"verdicts on {default['repetition_agreement_pct']:.2f}% of all non-empty answers.",
+    ]
+    for engine in others:
+        lines.append(f"- `{engine['langid_engine']}` instead: {engine['seconds']:.1f} s, "
+                     f"{engine['language_agreement_pct']:.2f}% agreement ({engine['n_disagreements']} answers differ).")
+    if bench["disagreements"]:
+        kinds = ", ".join(f"{d['language']}: authors `{d['authors_language']}`, project `{d['detected_language']}` "
+                          f"({d['n_answers']})" for d in bench["disagreements"])
+        lines += ["", f"The {default['n_disagreements']} remaining disagreements (bench/results/surface_disagreements.csv): {kinds}."]
+    else:
+        lines += ["", "No answer of a reliably identified language gets a different language from the two pipelines: "
+                      "the batch engine runs the `langid` package's own model and scoring, so its verdicts are langid's."]
+    return "\n".join(lines)
+
+
+def tokenizer_markdown(con: duckdb.DuckDBPyConnection, bench_folder: Path | str = paths.BENCH_RESULTS) -> str:
+    """Which encoding counted the repetitions and token lengths, and how it was verified (from
+    `make check-tokenizer`'s results in `bench_folder` when they are there)."""
+    check = bench.read(bench_folder, bench.TOKENIZER)
+    used = [r[0] for r in con.sql("SELECT DISTINCT tokenizer FROM answer_surface ORDER BY 1").fetchall()]
+    text = (f"Repetitions and token counts use tiktoken's **{', '.join(used)}** encoding, as the paper did, offline: "
+            f"its rank file is rebuilt from the `quicktok-v1` package and checked against tiktoken's own sha256 "
+            f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use.")
+    if check is None:
+        return text + (" `make check-tokenizer` compares its token ids with a second implementation on every text "
+                       "of the release and measures what cl100k_base would change; it has not been run here.")
+    e, r = check["exactness"], check["repetition"]
+    outcome = "identical on every one" if e["n_differing"] == 0 else f"**different on {e['n_differing']}**"
+    return text + (f" Against {e['second_implementation']}'s own implementation, the token ids are {outcome} of "
+                   f"{e['n_texts']:,} texts ({e['n_tokens']:,} tokens). With cl100k_base instead, "
+                   f"{r['n_verdicts_changed']} of the {r['n_model_answers']:,} repetition verdicts would change.")

@@ -1,0 +1,279 @@
+"""Topic similarity (docs/methods.md, section 02 Topic similarity; the paper's Figure 6 for its
+selection): category distributions per group and the Bhattacharyya coefficient between every two groups.
+
+A group is any value of a grouping column: a column of `questions` (`language`, `source`, ...) or of
+`languages` (`resource_level`, `family`, ...), so that datasets with other groups work unchanged.
+BC(p, q) = sum over categories of sqrt(p_c * q_c) is 1 for identical distributions and 0 for
+disjoint ones; the Hellinger distance sqrt(1 - BC) turns it into a metric for clustering.
+"""
+
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from . import dimensions
+
+ORDERINGS = ("resource", "cluster")
+
+
+@dataclass(frozen=True)
+class Distributions:
+    """Question counts per group (rows) and category (columns); groups and categories sorted by name."""
+
+    group_by: str
+    groups: tuple[str, ...]
+    categories: tuple[str, ...]
+    counts: np.ndarray
+
+    @classmethod
+    def from_counts(cls, counts: pl.DataFrame, group_by: str) -> "Distributions":
+        """From a long table with columns `group_by`, `category`, `n_questions`; a category absent from
+        a group's rows counts as zero questions."""
+        wide = (
+            counts.select(pl.col(group_by).cast(pl.String), "category", "n_questions")
+            .pivot(on="category", index=group_by, values="n_questions", aggregate_function="sum")
+            .sort(group_by)
+        )
+        categories = tuple(sorted(c for c in wide.columns if c != group_by))
+        matrix = wide.select(categories).fill_null(0).to_numpy().astype(float).reshape(wide.height, len(categories))
+        return cls(group_by, tuple(wide[group_by].to_list()), categories, matrix)
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        return self.counts.sum(axis=1)
+
+    @property
+    def proportions(self) -> np.ndarray:
+        sizes = self.group_sizes[:, None]
+        return np.divide(self.counts, sizes, out=np.zeros_like(self.counts), where=sizes > 0)
+
+    def select(self, groups: list[str]) -> "Distributions":
+        index = [self.groups.index(g) for g in groups]
+        return Distributions(self.group_by, tuple(groups), self.categories, self.counts[index])
+
+    def table(self) -> pl.DataFrame:
+        """Long form: one row per group and category, with zero counts included."""
+        n_groups, n_categories = self.counts.shape
+        return pl.DataFrame({
+            self.group_by: [g for g in self.groups for _ in self.categories],
+            "category": list(self.categories) * n_groups,
+            "n_questions": self.counts.astype(np.int64).ravel(),
+            "group_questions": np.repeat(self.group_sizes.astype(np.int64), n_categories),
+            "share": self.proportions.ravel(),
+        }, schema={self.group_by: pl.String, "category": pl.String, "n_questions": pl.Int64,
+                   "group_questions": pl.Int64, "share": pl.Float64})
+
+
+def _grouping_columns(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Every column a distribution can be grouped by, with the alias of the table it is read from:
+    `q` for questions, `l` for languages (joined on `language` when the database has that table)."""
+    rows = con.sql(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_name IN ('questions', 'languages') ORDER BY table_name DESC"
+    ).fetchall()
+    # questions first: `language`, a column of both tables, is read from questions.
+    columns: dict[str, str] = {}
+    for table, column in rows:
+        columns.setdefault(column, "q" if table == "questions" else "l")
+    columns.pop("category", None)
+    return columns
+
+
+def describe_selection(question_type: str | None, collection: str | None) -> str:
+    """The filtered questions in words, e.g. `culturally specific human-collected questions`."""
+    kind = {"specific": "culturally specific ", "agnostic": "culturally agnostic "}.get(question_type or "", "")
+    source = f"{collection}-collected " if collection else ""
+    return f"{kind}{source}questions"
+
+
+def category_counts(con: duckdb.DuckDBPyConnection, group_by: str = "language", question_type: str | None = "specific",
+                    collection: str | None = "human") -> Distributions:
+    """Questions per group and category. `question_type` and `collection` filter the questions (None:
+    no filter); questions without a category or without a group value are left out."""
+    columns = _grouping_columns(con)
+    if group_by not in columns:
+        raise ValueError(f"cannot group by {group_by!r}: not a column of questions or languages "
+                         f"(choose from {', '.join(sorted(columns))})")
+    alias = columns[group_by]
+    join = "LEFT JOIN languages l USING (language)" if "l" in columns.values() else ""
+    filters, params = ["q.category IS NOT NULL", f'{alias}."{group_by}" IS NOT NULL'], []
+    for column, value in (("question_type", question_type), ("collection", collection)):
+        if value is not None:
+            filters.append(f"q.{column} = ?")
+            params.append(value)
+    sql = f"""
+        SELECT CAST({alias}."{group_by}" AS VARCHAR) AS "{group_by}", q.category, count(*) AS n_questions
+        FROM questions q {join}
+        WHERE {' AND '.join(filters)}
+        GROUP BY ALL
+    """
+    return Distributions.from_counts(con.sql(sql, params=params).pl(), group_by)
+
+
+def split_by_size(distributions: Distributions, min_questions: int) -> tuple[Distributions, pl.DataFrame]:
+    """The groups with at least `min_questions` questions, and a table of the groups left out."""
+    sizes = distributions.group_sizes
+    kept = [g for g, n in zip(distributions.groups, sizes) if n >= min_questions]
+    dropped = pl.DataFrame(
+        {distributions.group_by: [g for g, n in zip(distributions.groups, sizes) if n < min_questions],
+         "n_questions": [int(n) for n in sizes if n < min_questions]},
+        schema={distributions.group_by: pl.String, "n_questions": pl.Int64},
+    )
+    return distributions.select(kept), dropped
+
+
+def bhattacharyya_matrix(weights: np.ndarray) -> np.ndarray:
+    """BC between every two rows of `weights` (counts or proportions; each row is normalised to sum to 1).
+
+    Rounding can push sums of square roots slightly past 1, so the result is clipped to [0, 1].
+    """
+    weights = np.asarray(weights, dtype=float)
+    if (weights < 0).any():
+        raise ValueError("category weights must be non-negative")
+    totals = weights.sum(axis=1, keepdims=True)
+    if (totals <= 0).any():
+        raise ValueError("every group needs at least one question")
+    roots = np.sqrt(weights / totals)
+    return np.clip(roots @ roots.T, 0.0, 1.0)
+
+
+def hellinger(bc: np.ndarray) -> np.ndarray:
+    """Hellinger distance sqrt(1 - BC)."""
+    return np.sqrt(np.clip(1.0 - np.asarray(bc, dtype=float), 0.0, 1.0))
+
+
+def similarity_table(distributions: Distributions) -> pl.DataFrame:
+    """Long form of the symmetric matrix: every ordered pair (group_a, group_b), diagonal included."""
+    groups = list(distributions.groups)
+    bc = bhattacharyya_matrix(distributions.counts) if groups else np.zeros((0, 0))
+    return pl.DataFrame({
+        "group_a": [a for a in groups for _ in groups],
+        "group_b": groups * len(groups),
+        "bc": bc.ravel(),
+        "hellinger": hellinger(bc).ravel(),
+    }, schema={"group_a": pl.String, "group_b": pl.String, "bc": pl.Float64, "hellinger": pl.Float64})
+
+
+def resource_order(con: duckdb.DuckDBPyConnection, groups: list[str]) -> list[str]:
+    """Languages grouped by resource level (high first), alphabetical within each level."""
+    order = dimensions.language_order(con)
+    unknown = sorted(set(groups) - set(order))
+    if unknown:
+        raise ValueError(f"ordering 'resource' needs languages as groups; not in the languages table: {unknown}. "
+                         "Use ordering = 'cluster'.")
+    return [language for language in order if language in set(groups)]
+
+
+def cluster_order(distributions: Distributions) -> list[str]:
+    """Groups in the leaf order of an average-linkage clustering on the Hellinger distance.
+
+    Optimal leaf ordering puts the most similar neighbours side by side; with groups sorted by name
+    on input, the order is the same on every run.
+    """
+    from scipy.cluster.hierarchy import leaves_list, linkage
+    from scipy.spatial.distance import squareform
+
+    groups = list(distributions.groups)
+    if len(groups) < 3:
+        return groups
+    distance = hellinger(bhattacharyya_matrix(distributions.counts))
+    distance = (distance + distance.T) / 2
+    np.fill_diagonal(distance, 0.0)
+    tree = linkage(squareform(distance, checks=False), method="average", optimal_ordering=True)
+    return [groups[i] for i in leaves_list(tree)]
+
+
+def group_order(con: duckdb.DuckDBPyConnection, distributions: Distributions, ordering: str) -> list[str]:
+    if ordering == "resource":
+        return resource_order(con, list(distributions.groups))
+    if ordering == "cluster":
+        return cluster_order(distributions)
+    raise ValueError(f"unknown ordering {ordering!r}: choose from {ORDERINGS}")
+
+
+def order_table(distributions: Distributions, order: list[str]) -> pl.DataFrame:
+    """The heatmap's order of groups, with each group's number of questions."""
+    sizes = dict(zip(distributions.groups, distributions.group_sizes.astype(int).tolist()))
+    return pl.DataFrame({"position": list(range(1, len(order) + 1)), "group": order,
+                         "n_questions": [sizes[g] for g in order]},
+                        schema={"position": pl.Int64, "group": pl.String, "n_questions": pl.Int64})
+
+
+def extreme_pairs(similarity: pl.DataFrame, n: int = 5) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The `n` most and the `n` least similar pairs of distinct groups (each pair once; ties by name)."""
+    pairs = similarity.filter(pl.col("group_a") < pl.col("group_b"))
+    most = pairs.sort(["bc", "group_a", "group_b"], descending=[True, False, False]).head(n)
+    least = pairs.sort(["bc", "group_a", "group_b"]).head(n)
+    rank = pl.int_range(1, pl.len() + 1).alias("rank")
+    return most.select(rank, pl.all()), least.select(rank, pl.all())
+
+
+def pooled_resource_similarity(con: duckdb.DuckDBPyConnection, question_type: str | None = "specific",
+                               collection: str | None = "human") -> pl.DataFrame:
+    """BC between the category distributions of all high- and all low-resource languages' questions pooled."""
+    pooled = category_counts(con, "resource_level", question_type, collection)
+    sizes = dict(zip(pooled.groups, pooled.group_sizes.astype(int).tolist()))
+    bc = None
+    if {"high", "low"} <= set(pooled.groups):
+        bc = float(bhattacharyya_matrix(pooled.select(["high", "low"]).counts)[0, 1])
+    return pl.DataFrame({
+        "high_questions": [sizes.get("high", 0)], "low_questions": [sizes.get("low", 0)],
+        "bc": [bc], "hellinger": [None if bc is None else float(hellinger(bc))],
+    }, schema={"high_questions": pl.Int64, "low_questions": pl.Int64, "bc": pl.Float64, "hellinger": pl.Float64})
+
+
+# The paper's Figure 6: languages, their human-collected culturally specific questions.
+FIGURE6_SELECTION = ("language", "specific", "human")
+
+
+def reproduces_figure6(group_by: str, question_type: str | None, collection: str | None) -> bool:
+    return (group_by, question_type, collection) == FIGURE6_SELECTION
+
+
+def similarity_figure_name(group_by: str, question_type: str | None, collection: str | None) -> str:
+    """The matrix's file name: `figure6_...` only for the paper's selection."""
+    return "figure6_topic_similarity" if reproduces_figure6(group_by, question_type, collection) else "topic_similarity"
+
+
+def summary(distributions: Distributions, dropped: pl.DataFrame, similarity: pl.DataFrame,
+            pooled: pl.DataFrame, question_type: str | None, collection: str | None, min_questions: int) -> str:
+    """The notebook's findings in words, computed from its tables."""
+    what = describe_selection(question_type, collection)
+    group_by = distributions.group_by
+    paragraphs = []
+    if question_type == "agnostic":
+        paragraphs.append(
+            "**Culturally agnostic questions all take the category of their English original**, so every "
+            "language has the same distribution and every coefficient is 1 by construction: the comparison "
+            "is only informative for culturally specific questions.")
+    n_groups = len(distributions.groups)
+    if n_groups == 0 and dropped.is_empty():
+        paragraphs.append(f"The database holds no {what}: there is nothing to compare.")
+    elif n_groups < 2:
+        paragraphs.append(f"{n_groups} {group_by} group(s) have {min_questions} or more {what}: "
+                          "there is no pair to compare.")
+    else:
+        pairs = similarity.filter(pl.col("group_a") < pl.col("group_b"))
+        most, least = (table.row(0, named=True) for table in extreme_pairs(similarity, 1))
+        paragraphs.append(
+            f"Across {n_groups} {group_by} groups ({int(distributions.group_sizes.sum()):,} {what}, "
+            f"{len(distributions.categories)} categories), the Bhattacharyya coefficient between two groups' topic "
+            f"distributions averages **{pairs['bc'].mean():.2f}** (median {pairs['bc'].median():.2f}, "
+            f"range {pairs['bc'].min():.2f} to {pairs['bc'].max():.2f}). "
+            f"The most similar pair is {most['group_a']} and {most['group_b']} ({most['bc']:.2f}); "
+            f"the least similar, {least['group_a']} and {least['group_b']} ({least['bc']:.2f}).")
+    if not dropped.is_empty():
+        left_out = ", ".join(f"{g} ({n})" for g, n in dropped.iter_rows())
+        paragraphs.append(f"Left out for having fewer than {min_questions} questions: {left_out}.")
+    pooled_row = pooled.row(0, named=True)
+    if pooled_row["bc"] is not None:
+        paragraphs.append(
+            f"Pooled, the {pooled_row['high_questions']:,} questions of high-resource languages and the "
+            f"{pooled_row['low_questions']:,} of low-resource languages have a coefficient of "
+            f"**{pooled_row['bc']:.3f}**.")
+    elif n_groups or not dropped.is_empty():
+        paragraphs.append("The pooled high- vs low-resource coefficient needs questions of both resource levels; "
+                          "the selection lacks one of them.")
+    return "\n\n".join(paragraphs)

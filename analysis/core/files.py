@@ -1,0 +1,88 @@
+"""The one way the suite writes a file or a folder that others read: into a temporary name beside
+the target, moved into place (`os.replace`, atomic on one file system) only when it is complete. A
+write that fails or is killed leaves the previous target as it was; what it left behind is named
+`.<target>.tmp-<pid>...`, so that it is recognisable and never mistaken for the target. And the one
+way two processes take turns on a target: an exclusive lock file beside it.
+"""
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def temporary_name(target: Path | str) -> Path:
+    """A name beside `target`, private to this process, with the target's suffix (some writers add
+    their own when it is missing, as numpy's `savez` does)."""
+    target = Path(target)
+    return target.with_name(f".{target.name}.tmp-{os.getpid()}{target.suffix}")
+
+
+@contextlib.contextmanager
+def atomic_write(target: Path | str) -> Iterator[Path]:
+    """Yield a temporary path to write; on leaving the block without an error it replaces `target`."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_name(target)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(target: Path | str, text: str) -> Path:
+    """Write `text` (UTF-8) to `target` atomically."""
+    with atomic_write(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(target)
+
+
+@contextlib.contextmanager
+def atomic_folder(target: Path | str) -> Iterator[Path]:
+    """Yield a fresh temporary folder to fill; on success it takes the place of the folder `target`."""
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        replace_folder(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def replace_folder(source: Path, target: Path) -> None:
+    """Move the folder `source` to `target`, replacing what is there."""
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(source, target)
+
+
+@contextlib.contextmanager
+def lock(target: Path | str, wait_message: str | None = None) -> Iterator[None]:
+    """Hold the exclusive lock of `target` (the file `<target>.lock`) while the block runs; when another
+    process holds it, say `wait_message` (if given) and wait for it."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if wait_message:
+                print(wait_message, file=sys.stderr)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def sha256(path: Path | str) -> str:
+    """The sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

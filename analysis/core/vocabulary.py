@@ -1,0 +1,55 @@
+"""The project's controlled vocabularies: canonical model keys, the codes the release files use, and the
+languages whose identification the paper's pipeline cannot do."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Model:
+    model: str  # canonical key, used in every table and figure of the project
+    display_name: str
+    provider: str
+    weights: str  # "open" or "closed"
+    release_name: str  # prompting_state.model_name in the release JSON
+    ratings_name: str | None  # `model` column of all_ratings.csv
+
+
+MODELS = (
+    Model("gpt-4-turbo", "GPT-4 Turbo", "OpenAI", "closed", "GPT 4 Turbo", "gpt4turbo"),
+    Model("gpt-4o", "GPT-4o", "OpenAI", "closed", "GPT 4o", None),
+    Model("claude-3-opus", "Claude 3 Opus", "Anthropic", "closed", "Claude Opus", "claude"),
+    Model("gemini-1.5-pro", "Gemini 1.5 Pro", "Google", "closed", "Gemini 1.5 Pro", None),
+    Model("llama-3-70b", "Llama 3 70B", "Meta", "open", "Llama 3 70B (together.ai)", None),
+    Model("mixtral-8x22b", "Mixtral 8x22B", "Mistral AI", "open", "Mixtral 8x22B (together.ai)", "mixtral22b"),
+    Model("aya-13b", "Aya 13B", "Cohere For AI", "open", "AYA 13B", None),
+    Model("gemma-7b", "Gemma 7B", "Google", "open", "Gemma 7B", None),
+)
+MODEL_BY_RELEASE_NAME = {m.release_name: m for m in MODELS}
+MODEL_BY_RATINGS_NAME = {m.ratings_name: m for m in MODELS if m.ratings_name}
+
+# Reference answers written by people; not a model, so they carry no model key.
+HUMAN_RELEASE_NAMES = {"Human": False, "Human (dot points)": True}  # name -> is_dot_points
+
+QUESTION_TYPE_BY_CODE = {5: "specific", 6: "agnostic"}
+QUESTION_TYPE_BY_RATINGS_CODE = {"cult": "specific", "non-cult": "agnostic"}
+QUESTION_TYPES = ("specific", "agnostic")
+
+# The annotation tool wrote `fi` for Fijian (ISO 639-1 `fj`); every other code is the language's ISO code.
+RATINGS_LANGUAGE_CODE_OVERRIDES = {"fi": "Fijian"}
+
+RATING_LEVELS = (1, 2, 3, 4, 5)
+ISSUE_LEVELS = ("none", "minor", "major")
+LANGUAGE_CORRECT_LEVELS = ("yes", "partially", "no")
+RESOURCE_LEVELS = ("high", "low")
+
+# Languages neither detector of the paper's pipeline knows or tells from a neighbour (analyses.md
+# section 3): their answers get no language verdict from it, and the paper leaves them out.
+UNRELIABLE_LANGUAGES = frozenset({"Balochi", "Hiligaynon", "Kirundi", "Papiamento"})
+# The neighbours each of them is taken for (issue 19's list, with Waray and Portuguese), as ISO 639 codes:
+# the language identification for all 23 languages learns them, and its evaluation tests on them.
+NEIGHBOURS = {
+    "Balochi": ("ur", "fa"),
+    "Hiligaynon": ("ceb", "tl", "war"),
+    "Kirundi": ("rw",),
+    "Papiamento": ("es", "pt"),
+}

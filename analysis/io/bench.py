@@ -1,0 +1,17 @@
+"""The benchmarks' results that report 03 shows (a prerequisite of that report in the Makefile):
+`surface.json` (`make bench-surface`, scripts/bench_surface.py) and `tokenizer.json`
+(`make check-tokenizer`, scripts/check_tokenizer.py), in bench/results/."""
+
+import json
+from pathlib import Path
+
+from ..core import paths
+
+SURFACE = "surface.json"
+TOKENIZER = "tokenizer.json"
+
+
+def read(folder: Path | str = paths.BENCH_RESULTS, name: str = SURFACE) -> dict | None:
+    """The measurements of a benchmark, or None when it has not been run."""
+    path = Path(folder) / name
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None

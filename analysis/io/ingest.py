@@ -1,0 +1,381 @@
+"""Read a CaLMQA release folder into tidy tables, validating every record on the way.
+
+A release folder holds `datasets/dataset-{specific,agnostic}-LANGUAGE.json[.gz]`, `all_ratings.csv`,
+`categories-metadata.csv` and `languages.csv`. Every problem found is collected and raised together as
+one `InputError` naming the file, the record and the field, before anything is written anywhere.
+"""
+
+import gzip
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+from tqdm import tqdm
+
+from . import records
+from ..core import vocabulary as vocab
+from ..core.errors import Problems
+from .release import open_uncompressed
+
+DATASET_FILE = re.compile(r"^dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?$")
+LANGUAGE_COLUMNS = ("language", "iso_code", "resource_level", "family", "branch", "morphology",
+                    "word_order", "script", "region", "speakers")
+CATEGORY_COLUMNS = ("Category", "Description", "Example", "Example 2", "Example 3")
+RATING_COLUMNS = ("annotation_id", "annotator", "answer", "model", "factuality", "language_correct",
+                  "omissions", "overall-rating", "rating", "type", "question", "language")
+
+
+def normalise_whitespace(text: str) -> str:
+    return " ".join(text.split())
+
+
+def question_index(name: str) -> int:
+    """The number after the last colon of an upstream question name (`german:12` -> 12)."""
+    tail = name.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+def read_text(path: Path, problems: Problems) -> str | None:
+    try:
+        with open_uncompressed(path) as fh:
+            raw = fh.read()
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        problems.add(path, None, None, f"cannot be read: {exc} (a truncated or corrupted gzip file?)")
+        return None
+    if not raw.strip():
+        problems.add(path, None, None, "the file is empty")
+        return None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        problems.add(path, "byte 0", None, "starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM")
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        problems.add(path, f"line {line} (byte {exc.start})", None,
+                     f"is not UTF-8 text ({exc.reason}); save the file as UTF-8")
+        return None
+
+
+def read_json(path: Path, problems: Problems):
+    text = read_text(path, problems)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.add(path, f"line {exc.lineno} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
+        return None
+
+
+# ------------------------------------------------------------------------------------------- metadata
+
+def read_languages(path: Path, problems: Problems) -> pl.DataFrame:
+    rows = []
+    for line, r in records.read_rows(path, LANGUAGE_COLUMNS, (), problems):
+        if r["resource_level"] not in vocab.RESOURCE_LEVELS:
+            problems.add(path, f"{line} ({r['language']})", "resource_level",
+                         f"is {r['resource_level']!r}; expected one of {', '.join(vocab.RESOURCE_LEVELS)}")
+        if not r["language"] or not r["iso_code"]:
+            problems.add(path, line, "language", "language and iso_code must not be empty")
+        rows.append(r)
+    duplicates = {r["language"] for r in rows if sum(o["language"] == r["language"] for o in rows) > 1}
+    for name in sorted(duplicates):
+        problems.add(path, name, "language", "is listed more than once")
+    return pl.DataFrame(rows, schema={c: pl.String for c in LANGUAGE_COLUMNS}, orient="row")
+
+
+def read_categories(path: Path, problems: Problems) -> pl.DataFrame:
+    rows = []
+    for line, r in records.read_rows(path, CATEGORY_COLUMNS, (), problems):
+        if not r["Category"]:
+            problems.add(path, line, "Category", "is empty")
+        rows.append({
+            "category": r["Category"],
+            "description": r["Description"],
+            "examples": [r[c] for c in ("Example", "Example 2", "Example 3") if r[c]],
+        })
+    return pl.DataFrame(rows, schema={"category": pl.String, "description": pl.String,
+                                      "examples": pl.List(pl.String)})
+
+
+# ------------------------------------------------------------------------------------------- datasets
+
+def _translation_text(translations, language: str, path: Path, record: str, problems: Problems) -> str | None:
+    entry = translations.get(language) if isinstance(translations, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+        problems.add(path, record, f"translations.{language}.text", "missing or not a string")
+        return None
+    return entry["text"]
+
+
+def read_dataset_file(path: Path, question_type: str, language: str, problems: Problems,
+                      new_models: bool = False) -> tuple[list, list]:
+    """The questions and answers of one dataset file, as lists of dicts.
+
+    With `new_models`, an answer of a model the vocabulary does not know gets the key `model_key(name)`
+    (an import of a new model's answers); otherwise it is an error.
+    """
+    data = read_json(path, problems)
+    if data is None:
+        return [], []
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        problems.add(path, "top level", "entries", 'expected an object {"entries": [...]}')
+        return [], []
+    questions, answers = [], []
+    seen_questions, seen_answers = set(), set()
+    for index, entry in enumerate(data["entries"]):
+        question = entry.get("question") if isinstance(entry, dict) else None
+        if not isinstance(question, dict) or not isinstance(question.get("name"), str):
+            problems.add(path, f"entry {index}", "question.name", "missing; every entry needs a question with a name")
+            continue
+        name = question["name"]
+        record = f"entry {index} ({name})"
+        if name in seen_questions:
+            problems.add(path, record, "question.name", "duplicate question name in this file")
+            continue
+        seen_questions.add(name)
+        type_code = question.get("type")
+        if vocab.QUESTION_TYPE_BY_CODE.get(type_code) != question_type:
+            problems.add(path, record, "question.type",
+                         f"is {type_code!r}; a {question_type} file holds type "
+                         f"{next(k for k, v in vocab.QUESTION_TYPE_BY_CODE.items() if v == question_type)}")
+        translations = question.get("translations")
+        text = _translation_text(translations, language, path, record, problems)
+        text_en = _translation_text(translations, "English", path, record, problems) \
+            if isinstance(translations, dict) and "English" in translations else None
+        if question_type == "specific" and question.get("language") != language:
+            problems.add(path, record, "question.language",
+                         f"is {question.get('language')!r}; a culturally specific question of this file is in {language}")
+        category = question.get("category")
+        if question_type == "specific" and not isinstance(category, str):
+            problems.add(path, record, "question.category", "missing; every culturally specific question has one")
+        for field in ("source", "collector"):
+            if not isinstance(question.get(field), str):
+                problems.add(path, record, f"question.{field}", "missing or not a string")
+        if not isinstance(question.get("human_evaluated"), bool):
+            problems.add(path, record, "question.human_evaluated", "missing or not true/false")
+        questions.append({
+            "name": name,
+            "language": language,
+            "question_type": question_type,
+            "source": question.get("source"),
+            "collector": question.get("collector"),
+            "category": category,
+            "text": text,
+            "text_en": text_en,
+            "upstream_human_evaluated": question.get("human_evaluated"),
+            "url": question.get("url"),
+        })
+        for a_index, answer in enumerate(entry.get("answers") or []):
+            parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems, new_models)
+            if parsed is None:
+                continue
+            if not parsed["name"].startswith(f"{name}:"):
+                problems.add(path, f"{record}, answer {a_index} ({parsed['name']})", "name",
+                             f"names another question; an answer to {name} is named {name}:...")
+                continue
+            if parsed["name"] in seen_answers:
+                problems.add(path, f"{record}, answer {a_index} ({parsed['name']})", "name", "duplicate answer name")
+                continue
+            seen_answers.add(parsed["name"])
+            parsed["question_name"] = name
+            parsed["question_language"] = language
+            answers.append(parsed)
+    return questions, answers
+
+
+def model_key(name: str) -> str:
+    """A canonical key for a model the vocabulary does not know: `My Model 2 (vLLM)` -> `my-model-2-vllm`."""
+    return re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-")
+
+
+def _read_answer(answer, path: Path, record: str, problems: Problems, new_models: bool = False) -> dict | None:
+    if not isinstance(answer, dict) or not isinstance(answer.get("name"), str):
+        problems.add(path, record, "name", "missing; every answer needs a name")
+        return None
+    record = f"{record} ({answer['name']})"
+    language = answer.get("language")
+    if not isinstance(language, str):
+        problems.add(path, record, "language", "missing or not a string")
+        return None
+    translations = answer.get("translations")
+    text = _translation_text(translations, language, path, record, problems)
+    english = translations.get("English") if isinstance(translations, dict) and language != "English" else None
+    state = answer.get("prompting_state") if isinstance(answer.get("prompting_state"), dict) else {}
+    release_name = state.get("model_name")
+    if release_name in vocab.HUMAN_RELEASE_NAMES:
+        model, is_human, is_dot_points = None, True, vocab.HUMAN_RELEASE_NAMES[release_name]
+    elif release_name in vocab.MODEL_BY_RELEASE_NAME:
+        model, is_human, is_dot_points = vocab.MODEL_BY_RELEASE_NAME[release_name].model, False, False
+    elif new_models and isinstance(release_name, str) and model_key(release_name):
+        model, is_human, is_dot_points = model_key(release_name), False, False
+    else:
+        known = ", ".join(sorted([*vocab.MODEL_BY_RELEASE_NAME, *vocab.HUMAN_RELEASE_NAMES]))
+        problems.add(path, record, "prompting_state.model_name", f"unknown model {release_name!r}; known: {known}")
+        return None
+    return {
+        "name": answer["name"],
+        "model": model,
+        "model_version": state.get("model") or state.get("model_path"),
+        "is_human": is_human,
+        "is_dot_points": is_dot_points,
+        "language": language,
+        "text": text,
+        "text_en": english.get("text") if isinstance(english, dict) else None,
+    }
+
+
+# -------------------------------------------------------------------------------------------- ratings
+
+def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, languages: pl.DataFrame,
+                 problems: Problems) -> pl.DataFrame:
+    """all_ratings.csv, each row linked to its question by language, type and whitespace-normalised text."""
+    language_by_code = dict(zip(languages["iso_code"], languages["language"]))
+    language_by_code.update(vocab.RATINGS_LANGUAGE_CODE_OVERRIDES)
+    question_by_text: dict[tuple, list[int]] = {}
+    for qid, language, qtype, text in questions.select("question_id", "language", "question_type", "text").iter_rows():
+        question_by_text.setdefault((language, qtype, normalise_whitespace(text or "")), []).append(qid)
+    answer_by_question_model = {
+        (qid, model): aid
+        for aid, qid, model in answers.filter(~pl.col("is_human")).select("answer_id", "question_id", "model").iter_rows()
+    }
+    rows = []
+    for line, r in records.read_rows(path, RATING_COLUMNS, (), problems):
+        record = f"{line} (annotation_id {r['annotation_id']})"
+        bad = False
+
+        def fail(field: str, message: str) -> None:
+            nonlocal bad
+            bad = True
+            problems.add(path, record, field, message)
+
+        language = language_by_code.get(r["language"])
+        if language is None:
+            fail("language", f"unknown language code {r['language']!r}; expected one of {', '.join(sorted(language_by_code))}")
+        model = vocab.MODEL_BY_RATINGS_NAME.get(r["model"])
+        if model is None:
+            fail("model", f"unknown model {r['model']!r}; expected one of {', '.join(sorted(vocab.MODEL_BY_RATINGS_NAME))}")
+        question_type = vocab.QUESTION_TYPE_BY_RATINGS_CODE.get(r["type"])
+        if question_type is None:
+            fail("type", f"is {r['type']!r}; expected one of {', '.join(vocab.QUESTION_TYPE_BY_RATINGS_CODE)}")
+        if r["rating"] not in {str(v) for v in vocab.RATING_LEVELS}:
+            fail("rating", f"is {r['rating']!r}; expected a whole number from 1 to 5")
+        for field, levels in (("factuality", vocab.ISSUE_LEVELS), ("omissions", vocab.ISSUE_LEVELS),
+                              ("language_correct", vocab.LANGUAGE_CORRECT_LEVELS)):
+            if r[field] not in levels:
+                fail(field, f"is {r[field]!r}; expected one of {', '.join(levels)}")
+        if not r["annotation_id"].isdigit():
+            fail("annotation_id", f"is {r['annotation_id']!r}; expected a whole number")
+        if bad:
+            continue
+        matches = question_by_text.get((language, question_type, normalise_whitespace(r["question"])), [])
+        if len(matches) != 1:
+            fail("question", f"matches {len(matches)} {question_type} {language} questions of the release "
+                             "once whitespace is normalised; expected exactly one")
+            continue
+        question_id = matches[0]
+        rows.append({
+            # annotation_id repeats across the annotation tool's projects, so the row number is the key.
+            "rating_id": len(rows) + 1,
+            "annotation_id": int(r["annotation_id"]),
+            "question_id": question_id,
+            "answer_id": answer_by_question_model.get((question_id, model.model)),
+            "annotator": r["annotator"],
+            "language": language,
+            "question_type": question_type,
+            "model": model.model,
+            "rating": int(r["rating"]),
+            "factuality": r["factuality"],
+            "omissions": r["omissions"],
+            "language_correct": r["language_correct"],
+            "answer_text": r["answer"],
+        })
+    return pl.DataFrame(rows, schema={
+        "rating_id": pl.Int64, "annotation_id": pl.Int64, "question_id": pl.Int64, "answer_id": pl.Int64, "annotator": pl.String,
+        "language": pl.String, "question_type": pl.String, "model": pl.String, "rating": pl.Int8,
+        "factuality": pl.String, "omissions": pl.String, "language_correct": pl.String, "answer_text": pl.String,
+    })
+
+
+# ---------------------------------------------------------------------------------------------- build
+
+QUESTION_SCHEMA = {
+    "name": pl.String, "language": pl.String, "question_type": pl.String, "source": pl.String,
+    "collector": pl.String, "category": pl.String, "text": pl.String, "text_en": pl.String,
+    "upstream_human_evaluated": pl.Boolean, "url": pl.String,
+}
+ANSWER_SCHEMA = {
+    "name": pl.String, "model": pl.String, "model_version": pl.String, "is_human": pl.Boolean,
+    "is_dot_points": pl.Boolean, "language": pl.String, "text": pl.String, "text_en": pl.String,
+    "question_name": pl.String, "question_language": pl.String,
+}
+
+
+def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str]]:
+    """(path, question type, language file key) of every dataset file, in a fixed order."""
+    datasets = folder / "datasets"
+    if not datasets.is_dir():
+        problems.add(datasets, None, None, "missing: a release folder has a datasets/ folder of dataset-*.json[.gz] files")
+        return []
+    found = []
+    for path in sorted(datasets.iterdir()):
+        match = DATASET_FILE.match(path.name)
+        if match:
+            found.append((path, match.group(1), match.group(2)))
+        elif path.name.startswith("dataset-"):
+            problems.add(path, None, None, "name not understood: expected dataset-{specific|agnostic}-LANGUAGE.json[.gz]")
+    keys = [(t, k) for _, t, k in found]
+    for path, t, k in found:
+        if keys.count((t, k)) > 1:
+            problems.add(path, None, None, f"the {t} {k} file is there twice (as .json and .json.gz?)")
+    if not found:
+        problems.add(datasets, None, None, "holds no dataset-*.json[.gz] file")
+    return found
+
+
+def read_metadata(folder: Path, problems: Problems) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """languages.csv and categories-metadata.csv of a release folder; raises if anything is missing or wrong."""
+    for name in ("languages.csv", "categories-metadata.csv", "all_ratings.csv"):
+        if not (folder / name).is_file():
+            problems.add(folder / name, None, None, "missing from the release folder")
+    problems.raise_if_any()
+    languages = read_languages(folder / "languages.csv", problems)
+    categories = read_categories(folder / "categories-metadata.csv", problems)
+    problems.raise_if_any()
+    return languages, categories
+
+
+def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems,
+                  progress: bool | None = None) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """(questions, answers) of each dataset file in turn, so that a large release is never in memory whole.
+
+    Questions carry `name_index` (the number of their name) for ordering; answers carry the name and
+    language of their question. Keys and cross-file rules are the database build's job.
+    """
+    language_by_key = {name.lower(): name for name in languages["language"]}
+    files = dataset_files(folder, problems)
+    for path, question_type, key in tqdm(files, desc="read datasets", unit="file", disable=None if progress else True):
+        language = language_by_key.get(key)
+        if language is None:
+            problems.add(path, None, None, f"unknown language {key!r}: not in languages.csv")
+            continue
+        questions, answers = read_dataset_file(path, question_type, language, problems)
+        yield (
+            pl.DataFrame(questions, schema=QUESTION_SCHEMA).with_columns(
+                name_index=pl.col("name").map_elements(question_index, return_dtype=pl.Int64)),
+            pl.DataFrame(answers, schema=ANSWER_SCHEMA),
+        )
+
+
+def model_table() -> pl.DataFrame:
+    """The vocabulary's models (without versions, which come from the answers)."""
+    return pl.DataFrame(
+        [{"model": m.model, "display_name": m.display_name, "provider": m.provider, "weights": m.weights,
+          "release_name": m.release_name} for m in vocab.MODELS]
+    )

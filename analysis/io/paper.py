@@ -1,0 +1,116 @@
+"""The numbers the CaLMQA and NativQA papers print, transcribed into `data/paper/claims/*.csv`.
+
+One row per printed number (a claim): where it is printed, its text exactly as printed, and where
+the suite's own value of it is written (a figures CSV, a filter on its rows and a column). The
+format is documented in `data/paper/README.md`; `load_claims` validates every file and raises one
+`InputError` naming the file, line and field of each problem.
+"""
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from ..core import paths
+from . import records
+from ..core.errors import Problems
+
+COLUMNS = ("claim_id", "paper", "item", "row", "column", "printed", "decimals", "source", "match",
+           "value_column", "expect", "reason")
+PAPERS = ("calmqa", "nativqa")
+EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
+# The printed text: a number with an optional qualifier (`∼64k`, `>90%`), sign, thousands separators,
+# and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`).
+_NUMBER = re.compile(r"^(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
+                     r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?(?P<suffix>%|[kKMB])?$")
+# A figures CSV: `NOTEBOOK/CSV-STEM` under the figures folder.
+_SOURCE = re.compile(r"^\d\d_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+$")
+MAGNITUDES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+
+
+def _parts(text: str) -> re.Match | None:
+    return _NUMBER.match(text.strip())
+
+
+def printed_number(text: str) -> float:
+    """The value of a printed number: `98.67` -> 98.67, `41.4%` -> 41.4, `1,173` -> 1173, `∼64k` -> 64000.
+
+    A qualifier (`∼`, `>`) is part of the printed text but not of the value."""
+    parts = _parts(text)
+    if parts is None:
+        raise ValueError(f"{text!r} is not a number as the paper prints it")
+    value = float(f"{parts['digits'].replace(',', '')}.{parts['decimals'] or '0'}")
+    value *= MAGNITUDES.get(parts["suffix"] or "", 1.0)
+    return -value if parts["sign"] in ("-", "−") else value
+
+
+def printed_decimals(text: str) -> int:
+    parts = _parts(text)
+    return len(parts["decimals"] or "") if parts else -1
+
+
+def printed_unit(text: str) -> float:
+    """One unit of the last printed digit, on the value's scale: `0.230` -> 0.001, `64k` -> 1000."""
+    parts = _parts(text)
+    return MAGNITUDES.get(parts["suffix"] or "", 1.0) * 10.0 ** -len(parts["decimals"] or "")
+
+
+def parse_match(text: str) -> dict[str, str]:
+    """`language=Fijian;question_type=specific` -> {"language": "Fijian", "question_type": "specific"}."""
+    pairs = [part.split("=", 1) for part in text.split(";") if part.strip()]
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
+    """Every claim of every `*.csv` in `folder`, validated, with `file` and the printed `value`."""
+    folder = Path(folder)
+    problems = Problems()
+    rows = []
+    files = sorted(folder.glob("*.csv"))
+    if not files:
+        problems.add(folder, None, None, "holds no claims file (*.csv)")
+    seen: dict[str, str] = {}
+    for path in files:
+        for line, row in records.read_rows(path, COLUMNS, (), problems):
+            where = f"{line} ({row['claim_id']})"
+            for field in ("claim_id", "paper", "item", "printed", "expect"):
+                if not row[field].strip():
+                    problems.add(path, where, field, "is empty")
+            if row["claim_id"] in seen:
+                problems.add(path, where, "claim_id", f"is also the id of {seen[row['claim_id']]}")
+            seen[row["claim_id"]] = f"{path.name} {line}"
+            if row["paper"] not in PAPERS:
+                problems.add(path, where, "paper", f"is {row['paper']!r}; expected one of {', '.join(PAPERS)}")
+            if row["expect"] not in EXPECTATIONS:
+                problems.add(path, where, "expect", f"is {row['expect']!r}; expected one of {', '.join(EXPECTATIONS)}")
+            decimals = printed_decimals(row["printed"])
+            if decimals < 0:
+                problems.add(path, where, "printed", f"is {row['printed']!r}; expected a number as the paper prints it")
+            elif row["decimals"] != str(decimals):
+                problems.add(path, where, "decimals", f"is {row['decimals']!r}, but {row['printed']!r} has {decimals}")
+            if row["expect"] in ("differs", "not in the release") and not row["reason"].strip():
+                problems.add(path, where, "reason", f"is empty; a claim expected to be `{row['expect']}` says why")
+            if row["claim_id"] and not row["claim_id"].startswith(f"{row['paper']}/"):
+                problems.add(path, where, "claim_id", f"does not start with its paper, {row['paper']!r}/")
+            reachable = row["expect"] != "not in the release"
+            for field in ("source", "value_column"):
+                if reachable and not row[field].strip():
+                    problems.add(path, where, field, "is empty; a reproducible claim names where the suite's value is")
+                if not reachable and row[field].strip():
+                    problems.add(path, where, field, "is set, but a claim not in the release has no suite value")
+            if row["source"].strip() and not _SOURCE.match(row["source"]):
+                problems.add(path, where, "source", f"is {row['source']!r}; expected NOTEBOOK/CSV-STEM, e.g. "
+                             "01_dataset_overview/table4_question_lengths")
+            if row["match"].strip() and not all("=" in p for p in row["match"].split(";") if p.strip()):
+                problems.add(path, where, "match", f"is {row['match']!r}; expected column=value pairs joined by ';'")
+            rows.append({**row, "file": path.name})
+    problems.raise_if_any()
+    return (pl.DataFrame(rows, schema={c: pl.String for c in (*COLUMNS, "file")})
+            .with_columns(decimals=pl.col("decimals").cast(pl.Int32),
+                          value=pl.col("printed").map_elements(printed_number, return_dtype=pl.Float64)))
+
+
+def paper_values(claims: pl.DataFrame, paper: str, item: str) -> pl.DataFrame:
+    """The claims of one paper item (e.g. `Table 13`): row, column, printed text and value, expect, reason."""
+    return (claims.filter((pl.col("paper") == paper) & (pl.col("item") == item))
+            .select("claim_id", "row", "column", "printed", "value", "decimals", "expect", "reason"))

@@ -1,0 +1,68 @@
+"""The one build of the database: a pure function of its inputs.
+
+Inputs: the CaLMQA release folder, the NativQA CSVs, the trained language identification for all 23
+languages, and the imports kept beside the database (`make import-*`). Stages, in order: the release's
+tables; the kept imports, replayed in the order they were made; the surface verdicts and the language
+identification of every question; the verdicts in all 23 languages; the NativQA tables; the checks
+(`pipeline.checks`). Every stage runs over imported rows as over the release's, so a rebuild keeps
+everything an import added.
+
+The database is written to a temporary file that replaces the previous one only when every stage and
+check succeeded (`store.create`): a failed or killed build leaves it byte-identical.
+"""
+
+import contextlib
+import time
+from pathlib import Path
+
+from .. import schema, store
+from ..core import paths
+from ..core.errors import CheckFailed
+from ..io import release
+from . import checks, imports, language_verdicts, nativqa, surface
+from .release import load_release
+
+
+def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DATABASE, verify: bool = True,
+          nativqa_folder: Path | str = paths.NATIVQA, imports_folder: Path | str | None = None,
+          progress: bool | None = True) -> dict:
+    """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
+    release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
+    `imports_folder` (by default the one beside `db_path`); returns the row count per table, the number
+    of imports replayed, and the seconds of the build and of each stage."""
+    source, db_path = Path(source), Path(db_path)
+    imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
+    started = time.monotonic()
+    stage_seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def stage(name: str):
+        begun = time.monotonic()
+        yield
+        stage_seconds[name] = round(time.monotonic() - begun, 2)
+
+    with store.create(db_path) as con:
+        if verify:
+            with stage("checksums"):
+                release.verify(source)
+        with stage("release"):
+            load_release(con, source, progress)
+            for table in schema.TABLES:
+                if not store.table_exists(con, table.name):
+                    con.execute(table.ddl())  # filled by the stages below
+            release_part = checks.ReleasePart.of(con)
+        with stage("imports"):
+            replayed = imports.replay(con, imports_folder)
+        with stage("surface"):
+            surface.write_tables(con)
+        with stage("language_id_all"):
+            language_verdicts.write_tables(con)
+        with stage("nativqa"):
+            nativqa.write_tables(con, nativqa_folder)
+        with stage("checks"):
+            failed = checks.failures(con, release_part, paths.EXPECTED_COUNTS if verify else None)
+            if failed:
+                raise CheckFailed(db_path, failed)
+        counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in schema.TABLES}
+    return {**counts, "imports": len(replayed), "seconds": round(time.monotonic() - started, 1),
+            "stage_seconds": stage_seconds}

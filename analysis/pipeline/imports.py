@@ -1,0 +1,285 @@
+"""Bring your own results: a new model's answers, per-answer metrics, and questions of the public dataset.
+
+`import_file` reads and validates the whole file against the database (`analysis.io.imports`), writing
+nothing when there is a problem; it then applies the file to a copy of the database that replaces the
+original only on success (`store.modify`), computes the verdicts of what it added or changed, and keeps
+the file beside the database (`core.paths.imports_folder`), so that `make db` replays it after the
+release: the database stays a function of its inputs. Imports are idempotent: a row that is already in
+the database as the file says is left alone, and an import that changes nothing is not kept.
+"""
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from .. import store
+from ..core import files, paths
+from ..core.errors import Problems
+from ..io import imports, ingest
+from ..io.imports import KINDS, KeptImport
+from . import language_verdicts, surface
+
+WHAT = {"answers": "answers", "metrics": "answers' metrics", "questions": "questions"}
+
+
+@dataclass
+class ImportSummary:
+    file: Path
+    kind: str
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    detail: str = ""
+    kept: Path | None = None
+
+    @property
+    def changes_anything(self) -> bool:
+        return bool(self.added or self.changed)
+
+    def __str__(self) -> str:
+        kept = (f"; kept as {self.kept}, which `make db` replays" if self.kept
+                else "; it changes nothing, so it is not kept")
+        return (f"{self.file}: {self.added:,} {WHAT[self.kind]} added, {self.changed:,} changed, "
+                f"{self.unchanged:,} already there{self.detail}{kept}")
+
+
+@dataclass
+class Applied:
+    """What applying a file did: its summary, and the ids whose verdicts must be computed."""
+
+    summary: ImportSummary
+    answer_ids: list[int]
+    question_ids: list[int]
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+def _question_ids(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], int]:
+    return {(name, language): qid for qid, name, language in
+            con.execute("SELECT question_id, name, language FROM questions").fetchall()}
+
+
+def _column(con: duckdb.DuckDBPyConnection, sql: str) -> set[str]:
+    return {r[0] for r in con.execute(sql).fetchall()}
+
+
+def _answers_by_name(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    return dict(con.execute("SELECT name, answer_id FROM answers WHERE NOT is_human").fetchall())
+
+
+def read(kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Problems,
+         verification: Path | None = None) -> pl.DataFrame:
+    """The validated rows of an import file of `kind`, checked against what `con` holds."""
+    languages = _column(con, "SELECT language FROM languages")
+    if kind == "answers":
+        return imports.read_answer_file(path, _question_ids(con), languages, problems)
+    if kind == "questions":
+        return imports.read_question_file(path, languages, _column(con, "SELECT category FROM categories"), problems)
+    if verification is not None:
+        return imports.read_veriscore(path, verification, _answers_by_name(con), problems)
+    by_key = {(name, language, model): aid for aid, name, language, model in con.execute(
+        "SELECT a.answer_id, q.name, q.language, a.model FROM answers a JOIN questions q USING (question_id) "
+        "WHERE NOT a.is_human").fetchall()}
+    return imports.read_metric_file(path, _answers_by_name(con), by_key, problems)
+
+
+# ------------------------------------------------------------------------------------------ applying
+
+def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
+    """Add a model's answers; an answer already there with another text is replaced."""
+    summary = ImportSummary(path, "answers")
+    con.register("incoming", incoming.to_arrow())
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE matched AS
+        SELECT i.*, a.answer_id, a.text AS old_text
+        FROM incoming i LEFT JOIN answers a
+          ON a.question_id = i.question_id AND a.model = i.model AND NOT a.is_human
+    """)
+    summary.unchanged = con.execute("SELECT count(*) FROM matched WHERE old_text = text").fetchall()[0][0]
+    con.execute("""
+        INSERT INTO models (model, display_name, version)
+        SELECT model, coalesce(any_value(display_name), model), string_agg(DISTINCT model_version, ', ')
+        FROM incoming WHERE model NOT IN (SELECT model FROM models) GROUP BY model
+    """)
+    changed = con.execute("""
+        UPDATE answers SET text = m.text, n_bytes = strlen(m.text), model_version = m.model_version
+        FROM matched m WHERE answers.answer_id = m.answer_id AND m.old_text IS DISTINCT FROM m.text
+        RETURNING answers.answer_id
+    """).fetchall()
+    summary.changed = len(changed)
+    added = con.execute("""
+        INSERT INTO answers
+        SELECT (SELECT coalesce(max(answer_id), 0) FROM answers)
+                   + row_number() OVER (ORDER BY m.question_id, m.name) AS answer_id,
+               m.question_id, m.name, m.model, m.model_version, FALSE, FALSE, q.language, m.text, NULL,
+               strlen(m.text)
+        FROM matched m JOIN questions q USING (question_id)
+        WHERE m.answer_id IS NULL
+        RETURNING answer_id
+    """).fetchall()
+    summary.added = len(added)
+    con.execute("DROP TABLE matched")
+    con.unregister("incoming")
+    summary.detail = f"; models: {', '.join(sorted(incoming['model'].unique()))}"
+    return Applied(summary, sorted(r[0] for r in changed + added), [])
+
+
+def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
+    """Add per-answer metrics; a metric the file does not give keeps its current value."""
+    summary = ImportSummary(path, "metrics")
+    con.register("incoming", incoming.to_arrow())
+    counts = con.execute("""
+        SELECT count(*) FILTER (WHERE m.answer_id IS NULL),
+               count(*) FILTER (WHERE m.answer_id IS NOT NULL AND (
+                   (i.n_claims IS NOT NULL AND (i.n_claims IS DISTINCT FROM m.n_claims
+                                                OR i.n_supported IS DISTINCT FROM m.n_supported))
+                   OR (i.relevant IS NOT NULL AND i.relevant IS DISTINCT FROM m.relevant)))
+        FROM incoming i LEFT JOIN answer_metrics m USING (answer_id)
+    """).fetchall()[0]
+    summary.added, summary.changed = counts
+    summary.unchanged = incoming.height - summary.added - summary.changed
+    con.execute("""
+        INSERT INTO answer_metrics
+        SELECT answer_id, n_claims, n_supported, relevant, ? FROM incoming
+        ON CONFLICT (answer_id) DO UPDATE SET
+            n_claims = coalesce(excluded.n_claims, answer_metrics.n_claims),
+            n_supported = CASE WHEN excluded.n_claims IS NULL THEN answer_metrics.n_supported
+                               ELSE excluded.n_supported END,
+            relevant = coalesce(excluded.relevant, answer_metrics.relevant),
+            source = CASE WHEN excluded.n_claims IS NULL AND excluded.relevant IS NULL THEN answer_metrics.source
+                          ELSE excluded.source END
+    """, [path.name])
+    con.unregister("incoming")
+    return Applied(summary, [], [])
+
+
+def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
+    """Add questions (auto-collected unless the file's `collection` says otherwise) with their reference answers.
+
+    A question already in the database (same language, type and whitespace-normalised text) is left alone.
+    New ones are named `<collection>:<language>:<n>`.
+    """
+    summary = ImportSummary(path, "questions")
+    con.create_function("normalise_whitespace", ingest.normalise_whitespace, [str], str)
+    con.register("incoming", incoming.to_arrow())
+    try:
+        con.execute("""
+            CREATE OR REPLACE TEMP TABLE new_questions AS
+            SELECT i.*,
+                   (SELECT coalesce(max(question_id), 0) FROM questions)
+                       + row_number() OVER (ORDER BY i.language, i.question_type, i.normalised) AS question_id
+            FROM incoming i
+            ANTI JOIN (SELECT language, question_type, normalise_whitespace(text) AS normalised FROM questions) q
+                USING (language, question_type, normalised)
+        """)
+        con.execute("""
+            INSERT INTO questions
+            SELECT n.question_id,
+                   n.collection || ':' || lower(n.language) || ':' ||
+                       (coalesce((SELECT count(*) FROM questions q
+                                  WHERE q.language = n.language AND q.name LIKE n.collection || ':%'), 0)
+                        + row_number() OVER (PARTITION BY n.language, n.collection ORDER BY n.question_id) - 1),
+                   n.language, n.question_type, n.collection, n.source, NULL, n.category, n.text,
+                   coalesce(n.text_en, CASE WHEN n.language = 'English' THEN n.text END),
+                   strlen(n.text), FALSE, NULL, n.url
+            FROM new_questions n
+        """)
+        con.execute("""
+            INSERT INTO answers
+            SELECT (SELECT coalesce(max(answer_id), 0) FROM answers)
+                       + row_number() OVER (ORDER BY n.question_id) AS answer_id,
+                   n.question_id, q.name || ':human', NULL, NULL, TRUE, FALSE, n.language, n.answer, NULL,
+                   strlen(n.answer)
+            FROM new_questions n JOIN questions q USING (question_id)
+            WHERE n.answer IS NOT NULL
+        """)
+        question_ids = [r[0] for r in con.execute("SELECT question_id FROM new_questions ORDER BY 1").fetchall()]
+        con.execute("DROP TABLE new_questions")
+    finally:
+        con.unregister("incoming")
+        con.remove_function("normalise_whitespace")
+    summary.added = len(question_ids)
+    summary.unchanged = incoming.height - summary.added
+    return Applied(summary, [], question_ids)
+
+
+APPLY = {"answers": apply_answers, "metrics": apply_metrics, "questions": apply_questions}
+
+
+def _check_kept(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    """Stop when the database holds imports that its imports folder does not keep (a database copied
+    without its folder): a rebuild would lose them, and numbering new ones would clash."""
+    problems = Problems()
+    kept = {(k.position, k.sha256) for k in imports.read_manifest(folder, problems)}
+    applied = set(con.execute("SELECT position, sha256 FROM applied_imports").fetchall())
+    if applied - kept:
+        problems.add(folder / imports.MANIFEST, None, None,
+                     f"does not keep the imports {', '.join(str(p) for p, _ in sorted(applied - kept))} that the "
+                     f"database holds: copy a database with its imports folder (`pipeline.imports.copy_database`)")
+    problems.raise_if_any()
+
+
+def _record(con: duckdb.DuckDBPyConnection, entry: KeptImport, summary: ImportSummary) -> None:
+    con.execute("INSERT INTO applied_imports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [entry.position, entry.kind, entry.file, entry.sha256, entry.verification,
+                 summary.added, summary.changed, summary.unchanged])
+
+
+# ------------------------------------------------------------------------------------------ entry points
+
+def import_file(kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None) -> ImportSummary:
+    """Validate the file, apply it to the database with the verdicts of what it adds or changes, and keep
+    it beside the database when it changed anything (`make import-answers|metrics|questions`)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
+    path, db_path = Path(path), Path(db_path)
+    verification = Path(verification) if verification is not None else None
+    with store.modify(db_path) as con:
+        problems = Problems()
+        incoming = read(kind, path, con, problems, verification)
+        problems.raise_if_any()
+        applied = APPLY[kind](con, incoming, path)
+        if applied.answer_ids:
+            surface.refresh_answers(con, applied.answer_ids)
+            language_verdicts.refresh(con, applied.answer_ids)
+        if applied.question_ids:
+            surface.refresh_questions(con, applied.question_ids)
+        if applied.summary.changes_anything:
+            # Kept last, so that a file is kept only when the import it belongs to has succeeded; the
+            # database's lock, held here, keeps the numbering of two imports apart.
+            _check_kept(con, paths.imports_folder(db_path))
+            entry = imports.keep(paths.imports_folder(db_path), kind, path, verification)
+            _record(con, entry, applied.summary)
+            applied.summary.kept = entry.path.parent
+    return applied.summary
+
+
+def replay(con: duckdb.DuckDBPyConnection, folder: Path) -> list[ImportSummary]:
+    """Apply every import kept in `folder`, in order, to the database being built (its verdicts come
+    from the build's stages, which run afterwards)."""
+    problems = Problems()
+    kept = imports.read_manifest(folder, problems)
+    problems.raise_if_any()
+    summaries = []
+    for entry in kept:
+        incoming = read(entry.kind, entry.path, con, problems, entry.verification_path)
+        problems.raise_if_any()
+        summary = APPLY[entry.kind](con, incoming, entry.path).summary
+        _record(con, entry, summary)
+        summaries.append(summary)
+    return summaries
+
+
+def copy_database(source: Path | str, target: Path | str) -> Path:
+    """Copy a database with the imports kept beside it, so that the copy can be rebuilt and imported into."""
+    source, target = Path(source), Path(target)
+    with files.atomic_write(target) as tmp:
+        shutil.copyfile(source, tmp)
+    kept = paths.imports_folder(source)
+    if kept.is_dir():
+        with files.atomic_folder(paths.imports_folder(target)) as tmp:
+            shutil.copytree(kept, tmp, dirs_exist_ok=True)
+    return target

@@ -1,0 +1,299 @@
+"""Surface-level verdicts on the model answers (docs/methods.md, section 03 Surface quality): language,
+repetitions, provider errors, textual indicators, answer lengths.
+
+`write_tables(con)` computes a verdict for every model answer (table `answer_surface`) and runs the same
+language identification on every question (table `question_language_id`); `refresh_answers` and
+`refresh_questions` compute them for the answers and questions an import adds or changes.
+`analysis.analyses.surface` reads the tables.
+
+An answer has a surface issue when it is a provider error (empty, or one of the finish-reason codes
+Gemini's API returned, which the release stores as the answer's text), repeats itself (some sequence of
+20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's language. A
+provider error has no language or repetition verdict: it is neither "wrong language" nor clean.
+"""
+
+import contextlib
+import multiprocessing
+
+import duckdb
+import numpy as np
+import polars as pl
+import regex
+import tiktoken
+from tqdm import tqdm
+
+from ..core.vocabulary import UNRELIABLE_LANGUAGES
+from ..schema import ANSWER_SURFACE, QUESTION_LANGUAGE_ID
+from ..store import append, insert
+from . import tokenizer
+from .language_id import Identifier
+
+REPETITION_NGRAM = 20
+REPETITION_MIN_COUNT = 4
+# What Gemini's API returned instead of an answer, stored as the answer's text in the release: the
+# finish reasons of a blocked or failed generation. With the empty answers they are provider errors.
+PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")
+EMPTY_CODE = "empty"
+PROCESSES = 2
+
+TABLES = (ANSWER_SURFACE, QUESTION_LANGUAGE_ID)
+
+# The textual indicators of the paper's Appendix C.2 are plain text matches (no language identification),
+# so they count in every language. These rules give the paper's shares exactly (docs/methods.md, section
+# 03 Surface quality): a lower-case substring for the apology words and `translat`, the language's
+# English name as written, and any pictographic character.
+APOLOGY_WORDS = ("sorry", "apologize", "understand")
+TRANSLATION_STEM = "translat"
+_EMOJI = regex.compile(r"\p{Extended_Pictographic}")
+
+
+# ---------------------------------------------------------------- tokenizer for the repetition rule
+
+def repetition_tokenizer() -> tiktoken.Encoding:
+    """o200k_base, the paper's encoding, offline and verified (`analysis.tokenizer`)."""
+    return tokenizer.o200k_base()
+
+
+# ---------------------------------------------------------------- repetition
+
+def max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM) -> int:
+    """Occurrences of the most frequent run of `n` consecutive tokens (overlaps count); 0 below n tokens."""
+    if len(tokens) < n:
+        return 0
+    windows = np.lib.stride_tricks.sliding_window_view(np.asarray(tokens), n)
+    return int(np.unique(windows, axis=0, return_counts=True)[1].max())
+
+
+def _checked_max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM) -> int:
+    """`max_ngram_count` via the window hashes: the largest group of equal hashes, checked window by
+    window; only when a collision made it impure does it fall back to comparing whole windows."""
+    tokens = np.asarray(tokens, dtype=np.uint64)
+    hashes = _window_hashes(tokens, n)
+    values, counts = np.unique(hashes, return_counts=True)
+    members = np.flatnonzero(hashes == values[counts.argmax()])
+    windows = tokens[members[:, None] + np.arange(n)]
+    if (windows == windows[0]).all():
+        return len(members)
+    return max_ngram_count(tokens, n)
+
+
+# Random odd multipliers (fixed seed): a window's hash is sum(token_k * R_k) mod 2**64, so two different
+# windows collide with probability at most 2**-47 (token ids are below 2**17).
+_HASH_MULTIPLIERS = np.random.default_rng(20).integers(0, 2**63, size=REPETITION_NGRAM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+_TEXT_BITS = 12
+
+
+def _window_hashes(tokens: np.ndarray, n: int) -> np.ndarray:
+    """The hash of every run of n consecutive tokens of a uint64 token array, by start position."""
+    hashes = np.zeros(len(tokens) - n + 1, dtype=np.uint64)
+    for k in range(n):
+        hashes += tokens[k:k + len(hashes)] * _HASH_MULTIPLIERS[k]
+    return hashes
+
+
+def max_ngram_counts(token_arrays: list[np.ndarray], n: int = REPETITION_NGRAM) -> np.ndarray:
+    """`max_ngram_count` of many texts at once, by hashing all their windows and sorting once.
+
+    The text's index goes into the key's top bits, so equal windows of different texts never meet.
+    A hash collision could only inflate a count; where the count reaches the repetition threshold it
+    is checked exactly, so the repetition verdicts do not depend on hashing.
+    """
+    assert n == REPETITION_NGRAM and len(token_arrays) <= 2**_TEXT_BITS
+    lengths = np.array([len(t) for t in token_arrays], dtype=np.int64)
+    counts = np.zeros(len(token_arrays), dtype=np.int64)
+    n_windows = np.maximum(lengths - n + 1, 0)
+    if n_windows.sum() == 0:
+        return counts
+    tokens = np.concatenate([np.asarray(t, dtype=np.uint64) for t in token_arrays])
+    hashes = _window_hashes(np.concatenate((tokens, np.zeros(n - 1, np.uint64))), n)
+    # A window is a position whose n tokens all belong to the same text.
+    text_of = np.repeat(np.arange(len(token_arrays), dtype=np.uint64), lengths)
+    offset = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    is_window = offset < np.repeat(n_windows, lengths)
+    text_of, hashes = text_of[is_window], hashes[is_window]
+    keys = np.sort((text_of << np.uint64(64 - _TEXT_BITS)) | (hashes >> np.uint64(_TEXT_BITS)))
+    run_starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    run_lengths = np.diff(np.append(run_starts, len(keys)))
+    run_texts = (keys[run_starts] >> np.uint64(64 - _TEXT_BITS)).astype(np.int64)
+    np.maximum.at(counts, run_texts, run_lengths)
+    for i in np.flatnonzero(counts >= REPETITION_MIN_COUNT):
+        counts[i] = _checked_max_ngram_count(token_arrays[i], n)
+    return counts
+
+
+# ---------------------------------------------------------------- indicators
+
+def provider_error_code(text: str | None) -> str | None:
+    """`empty` or the finish-reason code when the provider returned an error instead of an answer, else None."""
+    if not text:
+        return EMPTY_CODE
+    return text if text in PROVIDER_ERROR_CODES else None
+
+
+def indicators(text: str, language: str) -> dict[str, bool]:
+    """The textual indicators of the paper's Appendix C.2 for one answer to a question in `language`."""
+    lower = text.lower()
+    return {
+        "apology": any(word in lower for word in APOLOGY_WORDS),
+        "language_name_mention": language in text,
+        "translation_mention": TRANSLATION_STEM in lower,
+        "emoji": not text.isascii() and _EMOJI.search(text) is not None,
+    }
+
+
+# ---------------------------------------------------------------- verdicts
+
+# Set in the parent before the worker processes fork, so that they share the loaded models.
+_identifier: Identifier | None = None
+_tokenizer: tiktoken.Encoding | None = None
+
+
+def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, list]:
+    answer_ids, texts, languages = chunk
+    codes = [provider_error_code(t) for t in texts]
+    answered = [i for i, code in enumerate(codes) if code is None]
+    verdicts = dict(zip(answered, _identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
+    # Special-token strings in an answer are ordinary text, as for any text a model wrote.
+    tokens = [_tokenizer.encode_to_numpy(t, disallowed_special=()) for t in texts]
+    repeat_counts = max_ngram_counts(tokens)
+    columns: dict[str, list] = {name: [] for name in (
+        "answer_id", "empty", "provider_error_code", "language_engine", "language_raw", "detected_language",
+        "n_tokens", "repeat_count", "apology", "language_name_mention", "translation_mention", "emoji")}
+    for i, (answer_id, text, language) in enumerate(zip(answer_ids, texts, languages)):
+        verdict = verdicts.get(i)
+        columns["answer_id"].append(answer_id)
+        columns["empty"].append(not text)
+        columns["provider_error_code"].append(codes[i])
+        columns["language_engine"].append(verdict.engine if verdict else None)
+        columns["language_raw"].append(verdict.raw_json() if verdict else None)
+        columns["detected_language"].append(verdict.language if verdict else None)
+        columns["n_tokens"].append(len(tokens[i]))
+        columns["repeat_count"].append(0 if codes[i] else int(repeat_counts[i]))
+        for name, value in indicators(text, language).items():
+            columns[name].append(value)
+    return columns
+
+
+def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch",
+                     progress: bool = True, bar: tqdm | None = None) -> pl.DataFrame:
+    """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
+    its ISO code), as rows of `answer_surface`, sorted by answer_id."""
+    global _identifier, _tokenizer
+    _identifier, _tokenizer = Identifier(langid_engine), repetition_tokenizer()
+    rows = answers.select("answer_id", "text", "language").with_columns(
+        pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes"))
+    # Longest texts first and in length order, so that chunks hold texts of similar length (langid's
+    # batch walk takes as many steps as its longest text) and the slowest chunks start first.
+    rows = rows.sort("n_bytes", "answer_id", descending=[True, False])
+    n_chunks = max(processes * 4, -(-rows.height // 2**_TEXT_BITS))
+    bounds = np.linspace(0, rows.height, n_chunks + 1).astype(int)
+    chunks = [(rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
+              for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    parts = []
+    with contextlib.nullcontext(bar) if bar is not None else tqdm(
+            total=rows.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar:
+        if processes > 1 and len(chunks) > 1:
+            # fork: the workers inherit the loaded models instead of loading them again.
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                for part in pool.imap_unordered(_chunk_verdicts, chunks):
+                    parts.append(part)
+                    bar.update(len(part["answer_id"]))
+        else:
+            for chunk in chunks:
+                parts.append(_chunk_verdicts(chunk))
+                bar.update(len(chunk[0]))
+    columns = {name: [v for part in parts for v in part[name]] for name in parts[0]} if parts else {}
+    verdicts = pl.DataFrame(columns, schema={
+        "answer_id": pl.Int64, "empty": pl.Boolean, "provider_error_code": pl.String, "language_engine": pl.String,
+        "language_raw": pl.String, "detected_language": pl.String, "n_tokens": pl.Int32, "repeat_count": pl.Int32,
+        "apology": pl.Boolean,
+        "language_name_mention": pl.Boolean, "translation_mention": pl.Boolean, "emoji": pl.Boolean})
+    return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"), _tokenizer.name)
+
+
+def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
+    """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
+    match = pl.col("detected_language") == pl.col("iso_code")
+    correct = pl.when(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).then(None).otherwise(pl.col("language_match"))
+    return (verdicts
+            .with_columns(language_match=match, repetition=pl.col("repeat_count") >= REPETITION_MIN_COUNT,
+                          tokenizer=pl.lit(tokenizer), provider_error=pl.col("provider_error_code").is_not_null())
+            .with_columns(language_correct=correct)
+            # Kleene logic, as SQL: an unknown language verdict leaves surface_ok unknown unless
+            # another issue already decides it.
+            .with_columns(surface_ok=~pl.col("provider_error") & ~pl.col("repetition") & pl.col("language_correct"))
+            .select(ANSWER_SURFACE.column_names())
+            .sort("answer_id"))
+
+
+MODEL_ANSWERS_SQL = """
+SELECT a.answer_id, a.text, q.language, l.iso_code
+FROM answers a JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
+ORDER BY a.answer_id
+"""
+# Answers are read and judged this many at a time, so that memory stays bounded however many there are.
+BATCH_SIZE = 20_000
+
+
+def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int], **options) -> pl.DataFrame:
+    """Verdicts for the model answers of `answer_ids` (human reference answers among them are skipped)."""
+    return surface_verdicts(con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids}).pl(), **options)
+
+
+QUESTIONS_SQL = """
+SELECT q.question_id, q.text, q.language, l.iso_code
+FROM questions q JOIN languages l USING (language)
+{where}
+ORDER BY q.question_id
+"""
+
+
+def question_language_ids(con: duckdb.DuckDBPyConnection, langid_engine: str = "langid-batch",
+                          question_ids: list[int] | None = None) -> pl.DataFrame:
+    """The language identification run on every question (or those of `question_ids`), as rows of
+    `question_language_id`."""
+    if question_ids is None:
+        questions = con.sql(QUESTIONS_SQL.format(where="")).pl()
+    else:
+        questions = con.sql(QUESTIONS_SQL.format(where="WHERE q.question_id IN (SELECT unnest($ids))"),
+                            params={"ids": question_ids}).pl()
+    identifier, texts, languages = Identifier(langid_engine), questions["text"].to_list(), questions["language"].to_list()
+    # In batches: the langid step's working memory grows with the number of texts it is given at once.
+    verdicts = [v for start in range(0, len(texts), BATCH_SIZE)
+                for v in identifier.identify(texts[start:start + BATCH_SIZE], languages[start:start + BATCH_SIZE])]
+    return (questions.with_columns(
+        language_engine=pl.Series([v.engine for v in verdicts], dtype=pl.String),
+        language_raw=pl.Series([v.raw_json() for v in verdicts], dtype=pl.String),
+        detected_language=pl.Series([v.language for v in verdicts], dtype=pl.String))
+        .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
+        .select(QUESTION_LANGUAGE_ID.column_names()))
+
+
+def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES) -> dict[str, int]:
+    """Create and fill `answer_surface` and `question_language_id` from the open read-write connection,
+    replacing them if they are there (every verdict is recomputed)."""
+    for table in TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table.name}")
+    con.execute(ANSWER_SURFACE.ddl())
+    answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
+    with tqdm(total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar:
+        for start in range(0, len(answer_ids), BATCH_SIZE):
+            verdicts = answer_verdicts(con, answer_ids[start:start + BATCH_SIZE], processes=processes, bar=bar)
+            append(con, ANSWER_SURFACE, verdicts)
+    insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con))
+    return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in TABLES}
+
+
+def refresh_answers(con: duckdb.DuckDBPyConnection, answer_ids: list[int]) -> None:
+    """Verdicts for the given answers only (new or changed by an import), replacing any they had."""
+    verdicts = answer_verdicts(con, answer_ids)
+    con.execute("DELETE FROM answer_surface WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
+    append(con, ANSWER_SURFACE, verdicts)
+
+
+def refresh_questions(con: duckdb.DuckDBPyConnection, question_ids: list[int]) -> None:
+    """The language identification of the given questions only (added by an import)."""
+    verdicts = question_language_ids(con, question_ids=question_ids)
+    con.execute("DELETE FROM question_language_id WHERE question_id IN (SELECT unnest(?))", [question_ids])
+    append(con, QUESTION_LANGUAGE_ID, verdicts)

@@ -1,0 +1,93 @@
+"""tiktoken's `o200k_base`, offline and verified: the encoding the paper used for repetitions and Table 17.
+
+`o200k_base()` builds the encoding through tiktoken's own constructor (its pattern and special tokens)
+from the rank file that `analysis.io.tokenizer_ranks` rebuilds from the `quicktok-v1` package and
+verifies against tiktoken's sha256, so the token ids are tiktoken's and nothing is downloaded.
+
+quicktok's C++ encoder is a second, independent implementation of the same encoding:
+`compare_implementations` encodes texts with both and reports any difference (tests/test_tokenizer.py
+on a sample, `make check-tokenizer` on every answer of the release).
+"""
+
+import contextlib
+import os
+from collections.abc import Iterable
+from functools import cache
+
+import tiktoken
+import tiktoken.load
+
+from ..io.tokenizer_ranks import NAME, O200K_SHA256, O200K_URL, o200k_base_file
+
+
+@contextlib.contextmanager
+def _verified_rank_file():
+    """While open, tiktoken reads o200k_base's rank file from `o200k_base_file()` instead of the network;
+    any other download fails at once. tiktoken still checks the sha256 itself."""
+    original = tiktoken.load.read_file
+
+    def read_file(blobpath: str) -> bytes:
+        if blobpath == O200K_URL:
+            return o200k_base_file()
+        if "://" in blobpath:
+            raise OSError(f"refusing to download {blobpath}: the suite works offline")
+        return original(blobpath)
+
+    tiktoken.load.read_file = read_file
+    try:
+        yield
+    finally:
+        tiktoken.load.read_file = original
+
+
+@cache
+def o200k_base() -> tiktoken.Encoding:
+    """tiktoken's o200k_base encoding, built by tiktoken's own constructor from the verified ranks."""
+    from tiktoken_ext import openai_public
+
+    # TIKTOKEN_CACHE_DIR="" turns tiktoken's disk cache off, so nothing is read from or written to it.
+    with _verified_rank_file(), _environment(TIKTOKEN_CACHE_DIR=""):
+        return tiktoken.Encoding(**openai_public.o200k_base())
+
+
+@contextlib.contextmanager
+def _environment(**variables: str):
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def quicktok_o200k():
+    """quicktok's own (C++) implementation of o200k_base: the independent second implementation."""
+    import quicktok
+
+    return quicktok.get_encoding(NAME)
+
+
+def compare_implementations(texts: Iterable[str]) -> dict:
+    """Encode every text with tiktoken (verified ranks) and with quicktok; the counts and the first texts
+    whose token ids differ. Special-token strings are encoded as ordinary text by both, as in the suite."""
+    reference, second = o200k_base(), quicktok_o200k()
+    n_texts = n_tokens = 0
+    differing: list[int] = []
+    for index, text in enumerate(texts):
+        ids = reference.encode_ordinary(text)
+        n_texts, n_tokens = n_texts + 1, n_tokens + len(ids)
+        if list(second.encode_ordinary(text)) != ids:
+            differing.append(index)
+    return {"encoding": NAME, "reference": f"tiktoken {tiktoken.__version__} with ranks of sha256 {O200K_SHA256}",
+            "second_implementation": f"quicktok {_quicktok_version()}", "n_texts": n_texts, "n_tokens": n_tokens,
+            "n_differing": len(differing), "first_differing": differing[:20]}
+
+
+def _quicktok_version() -> str:
+    from importlib.metadata import version
+
+    return version("quicktok-v1")

@@ -1,0 +1,123 @@
+"""What every notebook calls first (`setup`), and what notebooks display besides figures.
+
+`setup()` enables the offline chart renderer, so that charts draw in JupyterLab and in the
+exported report with no network: each chart is a container and a vega-embed call, and the Vega
+JavaScript is inlined once, before the first chart, with a small script that links the charts of the
+page (a click on a heatmap cell highlights its row and column values in every chart, see
+`viz.theme.PICK`). Chart specs are embedded with `<`, `>` and `&` escaped (`script_json`), so text
+from data stays text.
+"""
+
+import json
+import uuid
+
+import polars as pl
+
+from ..viz.theme import HIGHLIGHT, PICK, altair
+
+_bundle_emitted = False
+
+# Runs once per page: every chart registers its view; a pick in one sets the highlight of all.
+LINK_SCRIPT = """
+(function () {
+  if (window.calmqaLink) { return; }
+  var views = [];
+  window.calmqaViews = views;
+  function hasSignal(view, name) {
+    try { view.signal(name); return true; } catch (e) { return false; }
+  }
+  window.calmqaLink = function (view) {
+    views.push(view);
+    if (!hasSignal(view, %(pick)s)) { return; }
+    view.addSignalListener(%(pick)s, function (name, value) {
+      var picked = [];
+      Object.keys(value || {}).forEach(function (key) {
+        if (Array.isArray(value[key])) { picked = picked.concat(value[key].map(String)); }
+      });
+      views.forEach(function (other) {
+        if (hasSignal(other, %(highlight)s)) { other.signal(%(highlight)s, picked).runAsync(); }
+      });
+    });
+  };
+})();
+""" % {"pick": json.dumps(PICK), "highlight": json.dumps(HIGHLIGHT)}
+
+CHART_TEMPLATE = """<div id="%(id)s" class="calmqa-chart"></div>
+<script type="text/javascript">
+(function () {
+  var element = document.getElementById(%(id_json)s);
+  function fail(error) {
+    element.textContent = "This chart could not be drawn: " + error;
+    console.error("chart %(id)s:", error);
+  }
+  if (typeof vegaEmbed === "undefined") {
+    fail("the Vega JavaScript is not on this page; run the notebook again from its first cell");
+    return;
+  }
+  vegaEmbed(element, %(spec)s, %(options)s)
+    .then(function (result) { if (window.calmqaLink) { window.calmqaLink(result.view); } })
+    .catch(fail);
+})();
+</script>"""
+
+# No action that opens a web page (the Vega editor): reports are read offline.
+EMBED_OPTIONS = {"mode": "vega-lite", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
+
+
+def script_json(value) -> str:
+    """JSON that is safe inside a <script> element whatever strings it holds (no `</script>` can end it)."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=False)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def _offline_html_renderer(spec: dict, **metadata) -> dict:
+    """Each chart as a container and a vega-embed call; the Vega JavaScript and the linking script
+    are inlined once, before the first chart of the kernel's session.
+
+    The bundle is wrapped in a function so that including it twice cannot redeclare its top-level
+    names (it publishes vegaEmbed, vega and vegaLite on window).
+    """
+    global _bundle_emitted
+    chart_id = f"calmqa-chart-{uuid.uuid4().hex[:12]}"
+    page = CHART_TEMPLATE % {
+        "id": chart_id, "id_json": json.dumps(chart_id), "spec": script_json(spec),
+        "options": json.dumps(EMBED_OPTIONS),
+    }
+    if not _bundle_emitted:
+        from altair.utils._importers import import_vl_convert, vl_version_for_vl_convert
+
+        bundle = import_vl_convert().javascript_bundle(vl_version=vl_version_for_vl_convert())
+        page = (f"<script type=\"text/javascript\">(function(){{\n{bundle}\n}})();\n{LINK_SCRIPT}</script>\n"
+                + page)
+        _bundle_emitted = True
+    return {"text/html": page}
+
+
+def setup(max_rows: int = 5000) -> None:
+    """Offline charts and readable tables, for JupyterLab and for the exported report alike."""
+    alt = altair()
+    alt.renderers.register("calmqa_offline", _offline_html_renderer)
+    alt.renderers.enable("calmqa_offline")
+    alt.data_transformers.enable("default", max_rows=max_rows)
+    pl.Config.set_tbl_rows(60)
+    pl.Config.set_tbl_cols(30)
+    pl.Config.set_fmt_str_lengths(60)
+
+
+def full_table(table: pl.DataFrame):
+    """Every row of `table` as an HTML table (a displayed polars frame stops at `setup`'s row
+    limit); cell text is escaped, so text from data never becomes markup."""
+    from IPython.display import HTML
+
+    return HTML(table.to_pandas().to_html(index=False, na_rep="", escape=True, border=0, classes="calmqa-table"))
+
+
+def titled(title: str, summary: str):
+    """A notebook's data-dependent title and its summary, displayed as its first output (the report and
+    the index take the title from it)."""
+    from IPython.display import Markdown
+
+    return Markdown(f"# {title}\n\n{summary}")

@@ -1,0 +1,1 @@
+"""The interactive explorer (ipywidgets) of notebooks/00_explore.ipynb."""

@@ -1,0 +1,316 @@
+"""The interactive explorer of notebooks/00_explore.ipynb (JupyterLab, ipywidgets).
+
+Controls for language, model, question type, category and collection filter every answer of the
+database; a model x language heatmap of the chosen metric follows them, and below it the matching
+questions are shown with their answers side by side: original text and English translation where
+the release has one, surface verdicts (from `answer_surface`, when that table exists) and human
+ratings. Clicking a heatmap cell selects its model and language. Picking a language, then a
+question, shows every answer to it: any answer of the snapshot is three clicks away.
+
+The logic (loading, filtering, aggregating, the HTML of the answers) is plain functions, tested
+without a browser; `Explorer` only wires them to widgets. All text from the data is escaped.
+"""
+
+import html
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from .. import store
+from ..analyses import dimensions
+from ..stats import intervals
+from ..viz import charts, export, theme
+
+ALL = "(all)"
+HUMAN = "human reference"
+SURFACE_TABLE = "answer_surface"
+SURFACE_COLUMNS = ("language_correct", "repetition", "surface_ok")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-answer column and how cells aggregate it: `share` of true values or `mean`."""
+
+    key: str
+    title: str
+    column: str
+    kind: str
+    value_format: str
+    needs_surface: bool = False
+
+
+METRICS = (
+    Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
+    Metric("empty_share", "share of empty answers", "is_empty", "share", ".0%"),
+    Metric("language_correct_share", "share in the correct language", "language_correct", "share", ".0%", True),
+    Metric("repetition_share", "share with repetitions", "repetition", "share", ".0%", True),
+    Metric("surface_ok_share", "share without surface issues", "surface_ok", "share", ".0%", True),
+)
+METRIC_BY_KEY = {m.key: m for m in METRICS}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """One value per control; None means every value."""
+
+    language: str | None = None
+    model: str | None = None
+    question_type: str | None = None
+    category: str | None = None
+    collection: str | None = None
+
+
+def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every answer with its question, its model's display name (`human reference` for people's
+    answers), its human rating where there is one, and its surface verdicts (null columns when the
+    database has no `answer_surface` table)."""
+    surface = store.table_exists(con, SURFACE_TABLE)
+    surface_select = (", ".join(f"s.{c}" for c in SURFACE_COLUMNS) if surface
+                      else ", ".join(f"CAST(NULL AS BOOLEAN) AS {c}" for c in SURFACE_COLUMNS))
+    surface_join = f"LEFT JOIN {SURFACE_TABLE} s ON s.answer_id = a.answer_id" if surface else ""
+    return con.sql(f"""
+        SELECT a.answer_id, q.question_id, q.name AS question_name, q.language, l.resource_level,
+               q.question_type, q.category, q.collection,
+               q.text AS question_text, q.text_en AS question_text_en,
+               a.model, CASE WHEN a.is_human THEN '{HUMAN}' || CASE WHEN a.is_dot_points THEN ' (dot points)' ELSE '' END
+                             ELSE m.display_name END AS model_name,
+               a.is_human, a.text, a.text_en, a.n_bytes, a.text = '' AS is_empty,
+               {surface_select},
+               r.rating, r.factuality, r.omissions, r.language_correct AS rated_language_correct
+        FROM answers a
+        JOIN questions q USING (question_id)
+        JOIN languages l ON l.language = q.language
+        LEFT JOIN models m ON m.model = a.model
+        LEFT JOIN ratings r ON r.answer_id = a.answer_id
+        {surface_join}
+        ORDER BY q.language, q.question_type, q.question_id, a.is_human DESC, model_name, a.answer_id
+    """).pl()
+
+
+def available_metrics(has_surface: bool) -> list[Metric]:
+    return [m for m in METRICS if has_surface or not m.needs_surface]
+
+
+def apply_filters(answers: pl.DataFrame, filters: Filters) -> pl.DataFrame:
+    """The answers matching every set filter (the model filter matches `model_name`)."""
+    conditions = []
+    for f in fields(filters):
+        chosen = getattr(filters, f.name)
+        if chosen is not None:
+            column = "model_name" if f.name == "model" else f.name
+            conditions.append(pl.col(column) == chosen)
+    return answers.filter(*conditions) if conditions else answers
+
+
+def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
+    """Model x language cells of `metric` over model answers (human references are not a model):
+    the value, the number of answers with a value, and a 95% confidence interval (Wilson for a
+    share, normal approximation for a mean)."""
+    models = answers.filter(~pl.col("is_human") & pl.col(metric.column).is_not_null())
+    value = pl.col(metric.column).cast(pl.Float64)
+    cells = (
+        models.group_by("model_name", "language")
+        .agg(value=value.mean(), std=value.std(ddof=1), n_answers=pl.len(), n_true=value.sum())
+        .sort("model_name", "language")
+    )
+    if metric.kind == "share":
+        cells = intervals.with_wilson(cells, "n_true", "n_answers", scale=1.0)
+    else:
+        bounds = [intervals.normal_mean_interval(mean, std, n)
+                  for mean, std, n in cells.select("value", "std", "n_answers").iter_rows()]
+        cells = cells.with_columns(ci_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
+                                   ci_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
+    return cells.select("model_name", "language", "value", pl.col("n_answers").cast(pl.Int64), "ci_low", "ci_high")
+
+
+def question_options(answers: pl.DataFrame) -> list[tuple[str, int]]:
+    """(label, question_id) of every question among `answers`, in the frame's order."""
+    questions = answers.unique("question_id", keep="first", maintain_order=True)
+    return [(f"{r['language']} · {r['question_type']} · {_shorten(r['question_text'], 90)}", r["question_id"])
+            for r in questions.iter_rows(named=True)]
+
+
+def _shorten(text: str | None, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _flag(value) -> str:
+    return "unknown" if value is None else ("yes" if value else "no")
+
+
+def _text_block(label: str, text: str | None) -> str:
+    # dir="auto": Arabic, Hebrew and Pashto text runs right to left within its own block.
+    return (f'<div class="calmqa-label">{html.escape(label)}</div>'
+            f'<div class="calmqa-text" dir="auto">{html.escape(text or "")}</div>')
+
+
+CSS = """<style>
+.calmqa-question { border-top: 2px solid #888; margin-top: 1em; padding-top: 0.5em; }
+.calmqa-answers { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 0.6em; }
+.calmqa-answer { border: 1px solid #ccc; border-radius: 4px; padding: 0.4em; font-size: 0.9em; }
+.calmqa-text { white-space: pre-wrap; max-height: 18em; overflow-y: auto; }
+.calmqa-label { font-weight: bold; margin-top: 0.3em; }
+.calmqa-meta { color: #555; font-size: 0.85em; }
+</style>"""
+
+
+def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> str:
+    """The first `limit` questions of `answers` with their answers side by side, as escaped HTML."""
+    question_ids = answers["question_id"].unique(maintain_order=True).to_list()
+    if not question_ids:
+        return "<p>No answer matches these filters.</p>"
+    parts = [CSS]
+    if len(question_ids) > limit:
+        parts.append(f"<p>Showing {limit} of {len(question_ids):,} questions: pick one in the question list.</p>")
+    for question_id in question_ids[:limit]:
+        rows = answers.filter(pl.col("question_id") == question_id)
+        q = rows.row(0, named=True)
+        meta = " · ".join(str(q[c]) for c in ("language", "question_type", "category", "collection", "question_name"))
+        parts.append(f'<div class="calmqa-question"><div class="calmqa-meta">{html.escape(meta)}</div>')
+        parts.append(_text_block("Question", q["question_text"]))
+        if q["question_text_en"] and q["question_text_en"] != q["question_text"]:
+            parts.append(_text_block("In English", q["question_text_en"]))
+        parts.append('<div class="calmqa-answers">')
+        for a in rows.iter_rows(named=True):
+            parts.append(f'<div class="calmqa-answer"><div class="calmqa-label">{html.escape(a["model_name"])}</div>')
+            details = [f"{a['n_bytes']:,} bytes"]
+            if a["is_empty"]:
+                details.append("empty (the provider returned an error)")
+            if has_surface and not a["is_human"]:
+                details.append("correct language: " + _flag(a["language_correct"]))
+                details.append("repetition: " + _flag(a["repetition"]))
+                details.append("no surface issue: " + _flag(a["surface_ok"]))
+            if a["rating"] is not None:
+                details.append(f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
+                               f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}")
+            parts.append(f'<div class="calmqa-meta">{html.escape("; ".join(details))}</div>')
+            parts.append(_text_block("Answer", a["text"]))
+            if a["text_en"]:
+                parts.append(_text_block("English translation", a["text_en"]))
+            parts.append("</div>")
+        parts.append("</div></div>")
+    return "\n".join(parts)
+
+
+def summary(answers: pl.DataFrame, has_surface: bool) -> str:
+    """What the explorer holds, in words."""
+    models = answers.filter(~pl.col("is_human"))
+    surface = ("Surface verdicts come from the `answer_surface` table." if has_surface else
+               "The database has no `answer_surface` table yet, so the surface metrics and verdicts are absent.")
+    return (f"The explorer holds **{answers.height:,} answers** ({models.height:,} from "
+            f"{models['model_name'].n_unique()} models, {answers.height - models.height:,} human references) to "
+            f"{answers['question_id'].n_unique():,} questions in {answers['language'].n_unique()} languages, "
+            f"{answers.filter(pl.col('rating').is_not_null()).height} of them rated by people. {surface}")
+
+
+class Explorer:
+    """The widgets of the explorer; `widget` is what the notebook displays."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, output_dir: Path | str | None = None, page_size: int = 5):
+        import ipywidgets as w
+
+        alt = theme.altair()
+        # JupyterChart carries its JavaScript itself (from vl-convert) instead of loading it from a CDN.
+        alt.JupyterChart.enable_offline()
+        self.answers = load_answers(con)
+        self.has_surface = store.table_exists(con, SURFACE_TABLE)
+        self.output_dir = output_dir
+        self.page_size = page_size
+        self.language_order = dimensions.language_order(con)
+        self.model_order = dimensions.model_order(con)
+        self._updating = False
+
+        def options(column: str, order: list[str] | None = None) -> list[str]:
+            present = set(self.answers[column].drop_nulls().to_list())
+            ordered = [v for v in order or [] if v in present] + sorted(present - set(order or []))
+            return [ALL, *ordered]
+
+        self.language = w.Select(options=options("language", self.language_order), value=ALL, rows=8,
+                                 description="Language")
+        self.model = w.Dropdown(options=options("model_name", self.model_order), value=ALL, description="Model")
+        self.question_type = w.Dropdown(options=options("question_type"), value=ALL, description="Type")
+        self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
+        self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
+        self.metric = w.Dropdown(options=[(m.title, m.key) for m in available_metrics(self.has_surface)],
+                                 value=METRICS[0].key, description="Metric")
+        self.question = w.Select(options=[(ALL, None)], value=None, rows=8, description="Question",
+                                 layout=w.Layout(width="95%"))
+        self.status = w.HTML()
+        self.answers_view = w.HTML()
+        self.save_button = w.Button(description="Save matching answers as CSV",
+                                    layout=w.Layout(width="auto"), disabled=output_dir is None)
+        self.save_button.on_click(lambda _: self.save_selection())
+        self.chart = alt.JupyterChart(self._chart(), embed_options={"actions": False})
+        self.chart.selections.observe(self._on_pick, [theme.PICK])
+        for control in (self.language, self.model, self.question_type, self.category, self.collection):
+            control.observe(self._on_filter, names="value")
+        self.metric.observe(lambda _: self._refresh_chart(), names="value")
+        self.question.observe(lambda _: self._refresh_answers(), names="value")
+        self._on_filter()
+        filters = w.HBox([self.language, w.VBox([self.model, self.question_type, self.category, self.collection,
+                                                  self.metric])])
+        self.widget = w.VBox([filters, self.status, self.chart, self.question, self.save_button, self.answers_view])
+
+    @property
+    def filters(self) -> Filters:
+        return Filters(**{f.name: (None if getattr(self, f.name).value == ALL else getattr(self, f.name).value)
+                          for f in fields(Filters)})
+
+    @property
+    def filtered(self) -> pl.DataFrame:
+        """The answers matching the filters (and the chosen question, when one is)."""
+        frame = apply_filters(self.answers, self.filters)
+        if self.question.value is not None:
+            frame = frame.filter(pl.col("question_id") == self.question.value)
+        return frame
+
+    def _chart(self):
+        metric = METRIC_BY_KEY[self.metric.value] if hasattr(self, "metric") else METRICS[0]
+        frame = apply_filters(self.answers, self.filters) if hasattr(self, "collection") else self.answers
+        return charts.explorer_heatmap(metric_cells(frame, metric), metric.title, metric.value_format,
+                                       self.model_order, self.language_order)
+
+    def _on_filter(self, _change=None) -> None:
+        if self._updating:
+            return
+        matching = apply_filters(self.answers, self.filters)
+        chosen = self.question.value
+        options = question_options(matching)
+        self.question.options = [(f"{ALL} ({len(options):,} questions)", None), *options]
+        self.question.value = chosen if chosen in {q for _, q in options} else None
+        n_answers = matching.height
+        note = "" if self.has_surface else (
+            " The database has no <code>answer_surface</code> table, so surface verdicts are not shown: "
+            "build it with the surface-quality step of <code>make db</code>.")
+        self.status.value = f"<p>{n_answers:,} answers to {len(options):,} questions match.{note}</p>"
+        self._refresh_chart()
+        self._refresh_answers()
+
+    def _refresh_chart(self) -> None:
+        self.chart.chart = self._chart()
+
+    def _refresh_answers(self) -> None:
+        self.answers_view.value = answers_html(self.filtered, self.has_surface, self.page_size)
+
+    def select_cell(self, model_name: str, language: str) -> None:
+        """Set the model and language filters to one heatmap cell (what a click on it does)."""
+        self._updating = True
+        try:
+            self.model.value = model_name
+            self.language.value = language
+        finally:
+            self._updating = False
+        self._on_filter()
+
+    def _on_pick(self, change) -> None:
+        picked = getattr(change["new"], "value", None) or []
+        if picked and "model_name" in picked[0] and "language" in picked[0]:
+            self.select_cell(picked[0]["model_name"], picked[0]["language"])
+
+    def save_selection(self) -> Path:
+        """Write the matching answers as explorer_selection.csv in the output folder."""
+        export.save_table(self.filtered, self.output_dir, "explorer_selection")
+        return Path(self.output_dir) / "explorer_selection.csv"

@@ -1,0 +1,36 @@
+"""The suite's one place for intervals: Wilson's score interval, the normal quantile, the normal interval of a mean."""
+
+import math
+
+import numpy as np
+import pytest
+
+from analysis.stats import intervals
+
+
+def test_wilson_interval_matches_a_known_value():
+    low, high = intervals.wilson(5, 10)
+    assert (float(low), float(high)) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+
+
+def test_wilson_bounds_are_exact_at_none_and_all_and_undefined_without_answers():
+    low, high = intervals.wilson([0, 10, 0], [10, 10, 0])
+    assert low[0] == 0.0 and high[1] == 1.0
+    assert 0 < high[0] < 1 and 0 < low[1] < 1
+    assert math.isnan(low[2]) and math.isnan(high[2])
+
+
+def test_the_normal_quantile_is_scipys():
+    from scipy.stats import norm
+
+    assert intervals.z_value() == float(norm.ppf(0.975)) == 1.959963984540054
+    assert intervals.z_value(0.9) == pytest.approx(float(norm.ppf(0.95)))
+
+
+def test_normal_mean_interval():
+    assert intervals.normal_mean_interval(10.0, 2.0, 4) == pytest.approx((10 - 1.959964, 10 + 1.959964))
+    assert intervals.normal_mean_interval(10.0, None, 4) == (None, None)
+    assert intervals.normal_mean_interval(10.0, 2.0, 1) == (None, None)
+    values = np.arange(100, dtype=float)
+    low, high = intervals.normal_mean_interval(values.mean(), values.std(ddof=1), len(values))
+    assert low < values.mean() < high
