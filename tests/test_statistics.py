@@ -11,6 +11,9 @@ from statsmodels.miscmodels.ordinal_model import OrderedModel
 from analysis.analyses import human_evaluation
 from analysis.stats import r_models
 
+# Every test here starts R (rpy2), but the ones that show what happens without it.
+pytestmark = pytest.mark.needs_r
+
 
 @pytest.fixture
 def frame(con) -> pd.DataFrame:
