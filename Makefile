@@ -60,9 +60,9 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
 	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)"
 
-setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian), and the Jupyter kernel
+setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
-$(SETUP): pyproject.toml scripts/install-system-deps.sh
+$(SETUP): pyproject.toml scripts/install-system-deps.sh scripts/check-r-packages.sh r-packages.csv
 	bash scripts/install-system-deps.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

