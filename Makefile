@@ -129,7 +129,7 @@ import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept f
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
 	$(PY) -m analysis import-metrics $(FILE) --db $(DB) $(if $(VERIFICATION),--verification $(VERIFICATION))
 
-import-questions: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
+import-questions: | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
 	$(PY) -m analysis import-questions $(FILE) --db $(DB)
 
 lint: | $(SETUP) ## the package's layers and one-way imports (import-linter contract in pyproject.toml)
