@@ -64,7 +64,7 @@ def test_a_second_file_updates_only_the_metrics_it_gives(copy, tmp_path):
 
 def test_veriscore_output(copy):
     imports.import_file("metrics", EXAMPLES / "veriscore-claims.jsonl", copy,
-                           verification=EXAMPLES / "veriscore-verification.jsonl")
+                        verification=EXAMPLES / "veriscore-verification.jsonl")
     rows = dict(_rows(copy, "SELECT a.name, (m.n_claims, m.n_supported) FROM answer_metrics m JOIN answers a "
                             "USING (answer_id)"))
     assert rows == {"german:0:language.german:gemma 7b": (3, 2), "non_cultural:0:language.german:gemma 7b": (0, 0)}

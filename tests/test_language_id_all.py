@@ -232,8 +232,8 @@ def test_notebook_09_end_to_end(database, evaluation, tmp_path, con):
     verdicts.write_parquet(evaluation_dir / "verdicts.parquet")
     (evaluation_dir / "meta.json").write_text(__import__("json").dumps(meta), encoding="utf-8")
     html = run.run_notebook("10_language_identification", db_path=database, figures_root=tmp_path / "figures",
-                               reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                               parameters={"evaluation_dir": str(evaluation_dir)})
+                            reports_root=tmp_path / "reports", build_root=tmp_path / "build",
+                            parameters={"evaluation_dir": str(evaluation_dir)})
     out = tmp_path / "figures" / "10_language_identification"
     goals = pl.read_csv(out / "goals.csv")
     assert goals.equals(ev.goals(texts, verdicts, ev.rated_answers(con)).with_columns(pl.col("met").cast(pl.Boolean)))

@@ -344,7 +344,7 @@ def test_every_problem_is_reported_at_once(small_folder):
 
 def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tmp_path):
     run.run_notebook("07_nativqa_results", db_path=loaded_database, figures_root=tmp_path / "figures",
-                        reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+                     reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     out = tmp_path / "figures" / "07_nativqa_results"
     for name in ("table2_bertscore_f1", "table2_bleu", "table2_rouge1", "table4_gpt4o_judge", "figure5_bleu_by_resource_level"):
         assert (out / f"{name}.png").stat().st_size > 0 and (out / f"{name}.svg").is_file()

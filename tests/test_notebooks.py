@@ -30,7 +30,7 @@ def test_notebook_is_stored_clean_and_parameterized(notebook):
 
 def test_dataset_overview_end_to_end(database, tmp_path, con):
     html = run.run_notebook("01_dataset_overview", db_path=database, figures_root=tmp_path / "figures",
-                               reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+                            reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
         "dataset_counts.csv",
@@ -51,8 +51,8 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
 def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
     with pytest.raises(NotebookFailed) as info:
         run.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb",
-                            figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
-                            build_root=tmp_path / "build")
+                         figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
+                         build_root=tmp_path / "build")
     message = str(info.value)
     assert "01_dataset_overview.ipynb failed in code cell" in message and "FileNotFoundError" in message
     assert (tmp_path / "build" / "executed" / "01_dataset_overview.ipynb").is_file()

@@ -59,7 +59,7 @@ def table() -> pl.DataFrame:
 
 def chart(**options):
     return heatmap.heatmap(table(), x="language", y="model", value="share", title="Share by model", value_format=".0%",
-                         x_order=["Hindi", "Arabic"], **options)
+                           x_order=["Hindi", "Arabic"], **options)
 
 
 def test_save_figure_writes_a_byte_stable_pdf_with_embedded_truetype_fonts(tmp_path):

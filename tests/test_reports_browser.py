@@ -40,8 +40,6 @@ def chromium():
         yield chrome
 
 
-
-
 def _chart_views_state(chrome, session) -> dict:
     return chrome.evaluate(session, """(() => {
       const views = window.calmqaViews || [];
@@ -179,8 +177,8 @@ def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
     nbformat.write(probe, notebooks / "probe.ipynb")
     for name in ("01_dataset_overview", "probe"):
         page = run.run_notebook(name, db_path=database, figures_root=tmp_path / "figures",
-                                   reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                                   notebooks_root=notebooks)
+                                reports_root=tmp_path / "reports", build_root=tmp_path / "build",
+                                notebooks_root=notebooks)
 
         def inspect(chrome, session):
             return chrome.evaluate(session, "({xss: window.__calmqa_xss || null, text: document.body.innerText,"

@@ -259,7 +259,7 @@ def auto_answers_database(metrics_database, tmp_path_factory) -> str:
 
 def _run(name, db_path, tmp_path):
     html = run.run_notebook(name, db_path=db_path, figures_root=tmp_path / "figures",
-                               reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+                            reports_root=tmp_path / "reports", build_root=tmp_path / "build")
     return tmp_path / "figures" / name, html.read_text(encoding="utf-8")
 
 

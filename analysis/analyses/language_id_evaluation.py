@@ -19,6 +19,7 @@ from . import dimensions
 
 EXCERPT_CHARS = 300  # of a text shown in a table
 
+
 def _target_codes(texts: pl.DataFrame) -> dict[str, str]:
     return dict(texts.filter(pl.col("language_name").is_in(sorted(TARGETS)))
                 .select("language_name", "language").unique().iter_rows())

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..core import files
 from . import provenance
 
+
 def _report_exporter():
     """nbconvert's HTML exporter, with Markdown rendered as text: raw HTML in it is escaped."""
     from jinja2 import pass_context
