@@ -95,9 +95,11 @@ def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.D
             .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
             .with_columns(*[_share(count, denominator).round(1).alias(metric)
                             for metric, (count, denominator) in METRIC_COUNTS.items()],
-                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1))
+                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
+                          # Section 3 speaks of the share with a surface issue (provider errors included).
+                          pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1))
             .select("model", "question_type", "n_languages", "n_answers", "n_provider_errors", *METRICS,
-                    "pct_provider_errors")
+                    "pct_provider_errors", "pct_surface_issues")
             .sort("model", "question_type"))
 
 
@@ -183,6 +185,12 @@ def question_identification_accuracy(con: duckdb.DuckDBPyConnection, question_ty
     return table.select("resource_level", "language", "iso_code", "unreliable", "n_questions", "n_identified",
                         "pct_identified", "ci_low", "ci_high", "n_questions_all_types", "pct_identified_all_types",
                         "detected_instead")
+
+
+def fully_identified_languages(accuracy: pl.DataFrame) -> pl.DataFrame:
+    """Appendix C.1's count: the languages whose every question of Table 13 was identified, and which."""
+    full = accuracy.filter(pl.col("n_identified") == pl.col("n_questions")).sort("language")
+    return pl.DataFrame({"n_languages": [full.height], "languages": [", ".join(full["language"])]})
 
 
 # ---------------------------------------------------------------- textual indicators (Appendix C.2)
