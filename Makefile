@@ -148,8 +148,8 @@ bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach
 check-tokenizer: $(DB) | $(SETUP) ## o200k_base: tiktoken vs quicktok token ids on every text; repetition verdicts vs cl100k -> bench/results/tokenizer.*
 	$(PY) scripts/check_tokenizer.py --db $(DB)
 
-lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel (as root too)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean: ## remove figures, reports and build outputs (keeps the data, the database and .venv)
 	rm -rf build reports $(filter-out figures/README.md,$(wildcard figures/*))
