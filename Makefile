@@ -51,7 +51,7 @@ INDEX := reports/index.html
 REPRODUCTION := reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data udhr language-id language-id-eval db figures check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -103,6 +103,12 @@ figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV
 
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
 	$(PY) -m analysis index
+
+screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
+	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)
+
+docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks and bench/results
+	$(PY) -m analysis docs
 
 check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
 	$(PY) -m analysis check-reports $(INDEX) $(REPORTS)

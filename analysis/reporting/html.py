@@ -16,8 +16,8 @@ from . import provenance
 NOTEBOOK_ONLY = "notebook-only"
 SITE_NAME = "CaLMQA analysis"
 INDEX_PAGE = "index.html"
-# Sections from which a report gets a table of contents: a page with fewer fits on about two screens.
-TOC_MIN_SECTIONS = 3
+# Sections from which a report gets a table of contents (a page with one section needs none).
+TOC_MIN_SECTIONS = 2
 
 STYLE = """<style>
 .calmqa-header { margin: 0.6em 1em 0 1em; font-size: 0.85em; color: #555; }
