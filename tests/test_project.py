@@ -3,7 +3,6 @@
 import re
 import subprocess
 
-from analysis import schema
 from analysis.core import paths
 
 ROOT = paths.ROOT
@@ -21,11 +20,6 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make test" in readme and "make figures" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-
-
-def test_readme_documents_every_table_as_the_schema_says():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert schema.markdown() in readme, "README's table documentation is stale: paste `python -m analysis schema`"
 
 
 def test_release_data_is_not_tracked():
