@@ -48,11 +48,10 @@ def _report_exporter():
             )
             return MarkdownWithMath(renderer=renderer).render(source)
 
-    from traitlets.config import Config
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
-    config = Config({"TagRemovePreprocessor": {"enabled": True, "remove_cell_tags": {NOTEBOOK_ONLY}}})
-    exporter = ReportExporter(config=config, exclude_input=True, exclude_input_prompt=True,
-                              exclude_output_prompt=True)
+    exporter = ReportExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY}), enabled=True)
     # Empty URLs drop the last script tags that would load require.js and MathJax from a CDN.
     exporter.require_js_url = ""
     exporter.mathjax_url = ""
