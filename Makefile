@@ -50,10 +50,8 @@ INDEX := reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
 REPRODUCTION := reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
-# The benchmarks' results that report 03 shows (`make bench-surface`, `make check-tokenizer`).
-BENCH_RESULTS := $(wildcard bench/results/surface.json bench/results/tokenizer.json)
 
-.PHONY: help setup data udhr language-id language-id-eval db figures check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -106,6 +104,12 @@ figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
 	$(PY) -m analysis index
 
+screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
+	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)
+
+docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks and bench/results
+	$(PY) -m analysis docs
+
 check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
 	$(PY) -m analysis check-reports $(INDEX) $(REPORTS)
 
@@ -116,7 +120,7 @@ reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*)
 
 # ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
-reports/03_surface_quality.html: $(CLAIMS) $(BENCH_RESULTS)
+reports/03_surface_quality.html: $(CLAIMS)
 reports/05_human_evaluation.html: $(CLAIMS)
 reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
@@ -150,8 +154,8 @@ bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach
 check-tokenizer: $(DB) | $(SETUP) ## o200k_base: tiktoken vs quicktok token ids on every text; repetition verdicts vs cl100k -> bench/results/tokenizer.*
 	$(PY) scripts/check_tokenizer.py --db $(DB)
 
-lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel (as root too)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean: ## remove figures, reports and build outputs (keeps the data, the database and .venv)
 	rm -rf build reports $(filter-out figures/README.md,$(wildcard figures/*))

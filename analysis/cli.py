@@ -99,6 +99,21 @@ def _check_reports(args) -> int:
     return 1 if browser.check(args.pages) else 0
 
 
+def _screenshots(args) -> int:
+    from .reporting import screenshots
+
+    screenshots.take([Path(p) for p in args.pages], Path(args.out))
+    return 0
+
+
+def _docs(args) -> int:
+    from .reporting import docs
+
+    for path in docs.write_all(Path(args.out)):
+        print(path)
+    return 0
+
+
 def _check_paper(args) -> int:
     from .analyses import paper_check
 
@@ -174,6 +189,17 @@ def parser() -> argparse.ArgumentParser:
                                                               "charts drawn, no console error, no request")
     check_reports.add_argument("pages", nargs="+")
     check_reports.set_defaults(func=_check_reports)
+
+    shots = commands.add_parser("screenshots", help="whole-page screenshots of reports at 1400 and 1024 px wide, "
+                                                    "for review (headless Chromium, network off)")
+    shots.add_argument("pages", nargs="+")
+    shots.add_argument("--out", default=str(paths.BUILD / "screenshots"))
+    shots.set_defaults(func=_screenshots)
+
+    docs = commands.add_parser("docs", help="write the generated reference pages of docs/: the database schema, "
+                                            "the notebooks, the benchmarks")
+    docs.add_argument("--out", default=str(paths.DOCS))
+    docs.set_defaults(func=_docs)
 
     check_paper = commands.add_parser("check-paper", help="every number the two papers print against the suite's "
                                                           "figures CSVs; fails when a claim's status changed")

@@ -1,6 +1,6 @@
 """The database schema: every table and column with its type, meaning and references, in one place.
 
-The DDL, the build's checks of the references and the README's table documentation are all generated
+The DDL, the build's checks of the references and the table documentation (docs/schema.md) are all generated
 from this one description (`python -m analysis schema` prints the Markdown), so they cannot drift apart.
 """
 
@@ -229,7 +229,7 @@ NATIVQA_TABLES = {"regions": NATIVQA_REGIONS, "results": NATIVQA_RESULTS, "datas
 
 
 def markdown() -> str:
-    """The README's documentation of every table."""
+    """The documentation of every table (docs/schema.md, `python -m analysis docs`)."""
     parts = []
     for table in TABLES:
         rows = "\n".join(f"| `{c.name}` | {c.type} | {c.meaning} |" for c in table.columns)

@@ -89,10 +89,18 @@ def read(report: Path) -> dict | None:
     return json.loads(match.group(1)) if match else None
 
 
+def line(record: dict) -> str:
+    """The provenance for a reader, as HTML: when, from which commit and which database. The long
+    hashes may break anywhere; the words between them never do."""
+    def code(value) -> str:
+        return f"<code>{html.escape(str(value))}</code>"
+
+    built = str(record["built"]).replace("T", " ").replace("+00:00", " UTC")
+    return (f"Built {html.escape(built)} from commit {code(record['commit'])}; database "
+            f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}.")
+
+
 def embedded(record: dict) -> str:
     """The provenance as HTML: a JSON script for `read`, and a line for the reader."""
-    line = (f"Built {record['built']} from commit {record['commit']}; database {record['database']}, "
-            f"sha256 {record['database_sha256']}.")
     return (f'<script type="application/json" id="{PROVENANCE_ID}">{script_json(record)}</script>\n'
-            f'<p class="calmqa-provenance" style="font-size:0.8em;color:#555;margin:0.5em 1em">'
-            f"{html.escape(line)}</p>\n")
+            f'<p class="calmqa-provenance">{line(record)}</p>\n')
