@@ -18,7 +18,7 @@ import polars as pl
 from .. import store
 from ..core import files, paths
 from ..core.errors import Problems
-from ..io import imports, ingest
+from ..io import imports, ingest, records
 from ..io.imports import KINDS, KeptImport
 from . import language_verdicts, surface
 
@@ -70,12 +70,25 @@ def _answers_by_name(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return dict(con.execute("SELECT name, answer_id FROM answers WHERE NOT is_human").fetchall())
 
 
+def _holdings(con: duckdb.DuckDBPyConnection, languages: set[str]) -> imports.Holdings:
+    return imports.Holdings(
+        questions=_question_ids(con), languages=languages,
+        models=dict(con.execute("SELECT model, display_name FROM models").fetchall()),
+        answers={name: (qid, model) for name, qid, model in
+                 con.execute("SELECT name, question_id, model FROM answers").fetchall()})
+
+
 def read(kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Problems,
          verification: Path | None = None) -> pl.DataFrame:
     """The validated rows of an import file of `kind`, checked against what `con` holds."""
+    for file in (path, verification):
+        if file is not None and (records.text_problem(file.name) or imports.has_control(file.name)):
+            problems.add(file, None, None, "the file's name is not plain text (it holds a control character or a "
+                                           "byte that is not UTF-8): rename the file, so that it can be kept and listed")
+    problems.raise_if_any()
     languages = _column(con, "SELECT language FROM languages")
     if kind == "answers":
-        return imports.read_answer_file(path, _question_ids(con), languages, problems)
+        return imports.read_answer_file(path, _holdings(con, languages), problems)
     if kind == "questions":
         return imports.read_question_file(path, languages, _column(con, "SELECT category FROM categories"), problems)
     if verification is not None:
@@ -276,8 +289,7 @@ def replay(con: duckdb.DuckDBPyConnection, folder: Path) -> list[ImportSummary]:
 def copy_database(source: Path | str, target: Path | str) -> Path:
     """Copy a database with the imports kept beside it, so that the copy can be rebuilt and imported into."""
     source, target = Path(source), Path(target)
-    with files.atomic_write(target) as tmp:
-        shutil.copyfile(source, tmp)
+    store.copy(source, target)
     kept = paths.imports_folder(source)
     if kept.is_dir():
         with files.atomic_folder(paths.imports_folder(target)) as tmp:
