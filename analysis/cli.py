@@ -36,7 +36,7 @@ def _fetch(args) -> int:
 def _build_db(args) -> int:
     from .pipeline.build import build
 
-    counts = build(Path(args.source), Path(args.db), verify=args.verify,
+    counts = build(Path(args.source), Path(args.db), verify=args.verify, nativqa_folder=Path(args.nativqa),
                    imports_folder=Path(args.imports) if args.imports else None)
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
     counts.pop("stage_seconds")
@@ -137,6 +137,7 @@ def parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build-db", help="build the DuckDB database from a release folder and the kept imports")
     build.add_argument("--source", default=str(paths.RAW_CALMQA))
     build.add_argument("--db", default=str(paths.DATABASE))
+    build.add_argument("--nativqa", default=str(paths.NATIVQA), help="the NativQA tables (data/nativqa)")
     build.add_argument("--imports", help="the kept imports to replay (default: the folder beside the database, "
                                          "e.g. data/calmqa-imports for data/calmqa.duckdb)")
     build.add_argument("--no-verify", dest="verify", action="store_false",
@@ -197,6 +198,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")  # a path that is not UTF-8 is still printed
     args = parser().parse_args(argv)
     try:
         return args.func(args)
@@ -207,8 +211,13 @@ def main(argv: list[str] | None = None) -> int:
         message, status = describe(exc)
         if args.debug:
             traceback.print_exc()
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {printable(message)}", file=sys.stderr)
         return status
+
+
+def printable(text: str) -> str:
+    """`text` with what cannot be written as UTF-8 (a lone surrogate of a name that is not UTF-8) escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def describe(exc: Exception) -> tuple[str, int]:
@@ -219,6 +228,9 @@ def describe(exc: Exception) -> tuple[str, int]:
         if exc.filename is None and exc.errno is None:
             return str(exc), FAILED  # raised by the suite with its own message
         return os_reason(exc), FAILED
+    duckdb = sys.modules.get("duckdb")  # imported by the command that raised, if it was DuckDB
+    if duckdb is not None and isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)):
+        return f"the database could not be read or written: {exc}", FAILED
     if isinstance(exc, MemoryError):
         return "out of memory: close other programs or use a machine with more memory", FAILED
     return (f"an error the suite did not foresee ({type(exc).__name__}: {exc}). This is a bug of the suite: "

@@ -1,7 +1,8 @@
 """The database file: a read-only connection for every reader, and the two ways to write it, each
 atomic, so that a failed or killed write leaves the previous file byte-identical: `create` a new
-database (the build), `modify` a copy of the existing one (an import). Both hold the database's lock,
-so that two writers take turns, and both first remove what a killed write left beside the database.
+database (the build), or, `writing` an existing one (an import), read it to validate the change and
+then modify a copy of it. Both hold the database's lock, so that two writers take turns, and both
+first remove what a killed write left beside the database.
 
 A database path that is a folder, or a file that is not a DuckDB database, is refused with a
 `StorageError` naming it (a build never replaces such a file), as is a database that cannot be read
@@ -128,8 +129,10 @@ def _written(db_path: Path, tmp: Path, copy: bool) -> Iterator[duckdb.DuckDBPyCo
             con.execute("SET enable_progress_bar = false")  # long writes draw their own
             yield con
             con.execute("CHECKPOINT")
-    except (duckdb.IOException, duckdb.OutOfMemoryException) as exc:
-        raise StorageError(db_path, f"could not be written (nothing was changed): {exc}") from None
+    except (duckdb.IOException, duckdb.OutOfMemoryException, duckdb.FatalException) as exc:
+        # (DuckDB reports a full disk as any of these, depending on what it was writing.)
+        full = f"{errors.DISK_FULL}: " if "No space left on device" in str(exc) else ""
+        raise StorageError(db_path, f"could not be written (nothing was changed): {full}{exc}") from None
     except OSError as exc:
         if exc.filename is not None:
             raise
@@ -154,16 +157,37 @@ def create(db_path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
         yield con
 
 
-@contextlib.contextmanager
-def modify(db_path: Path | str = paths.DATABASE) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection to a copy of the database that replaces it only if the block succeeds.
+class Writing:
+    """A write of an existing database under its lock (`writing`): `reading` the database as it is, to
+    validate what will change it, then `modifying` a copy that replaces it only if the block succeeds.
+    Holding the lock throughout, what was validated is what is written: no other write comes between."""
 
-    An import that fails, or is killed, leaves the database byte-identical.
-    """
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        try:
+            with connect(self.db_path) as con:
+                yield con
+        except duckdb.IOException as exc:  # a damaged file may open, and fail when read
+            raise StorageError(self.db_path, f"cannot be read: {exc}") from None
+
+    @contextlib.contextmanager
+    def modifying(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection to a copy of the database that replaces it only if the block succeeds:
+        a write that fails, or is killed, leaves the database byte-identical."""
+        with files.atomic_write(self.db_path) as tmp, _written(self.db_path, tmp, copy=True) as con:
+            yield con
+
+
+@contextlib.contextmanager
+def writing(db_path: Path | str = paths.DATABASE) -> Iterator[Writing]:
+    """Hold the lock of the existing database `db_path` for a `Writing` (an import)."""
     db_path = Path(db_path)
     _existing(db_path)
-    with _locked(db_path), files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=True) as con:
-        yield con
+    with _locked(db_path):
+        yield Writing(db_path)
 
 
 def copy(source: Path | str, target: Path | str) -> Path:

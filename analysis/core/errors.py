@@ -89,9 +89,10 @@ class StorageError(Failure):
         super().__init__(f"{path}: {reason}")
 
 
+DISK_FULL = "the disk is full: free space (the database is written beside itself, then moved into place)"
 # What the user can do about the commonest reasons a file cannot be read or written.
 _ADVICE = {
-    errno.ENOSPC: "the disk is full: free space (the database is written beside itself, then moved into place)",
+    errno.ENOSPC: DISK_FULL,
     errno.EDQUOT: "the disk quota is exceeded: free space",
     errno.EACCES: "permission denied: check the file's and its folder's permissions",
     errno.EPERM: "operation not permitted: check the file's and its folder's permissions",

@@ -2,7 +2,7 @@
 
 `import_file` reads and validates the whole file against the database (`analysis.io.imports`), writing
 nothing when there is a problem; it then applies the file to a copy of the database that replaces the
-original only on success (`store.modify`), computes the verdicts of what it added or changed, and keeps
+original only on success (`store.writing`), computes the verdicts of what it added or changed, and keeps
 the file beside the database (`core.paths.imports_folder`), so that `make db` replays it after the
 release: the database stays a function of its inputs. Imports are idempotent: a row that is already in
 the database as the file says is left alone, and an import that changes nothing is not kept.
@@ -136,7 +136,8 @@ def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
     summary.added = len(added)
     con.execute("DROP TABLE matched")
     con.unregister("incoming")
-    summary.detail = f"; models: {', '.join(sorted(incoming['model'].unique()))}"
+    models = sorted(incoming["model"].unique())
+    summary.detail = f"; models: {', '.join(models[:5])}" + (f" and {len(models) - 5:,} more" if len(models) > 5 else "")
     return Applied(summary, sorted(r[0] for r in changed + added), [])
 
 
@@ -250,23 +251,27 @@ def import_file(kind: str, path: Path | str, db_path: Path | str, verification: 
         raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
     path, db_path = Path(path), Path(db_path)
     verification = Path(verification) if verification is not None else None
-    with store.modify(db_path) as con:
-        problems = Problems()
-        incoming = read(kind, path, con, problems, verification)
-        problems.raise_if_any()
-        applied = APPLY[kind](con, incoming, path)
-        if applied.answer_ids:
-            surface.refresh_answers(con, applied.answer_ids)
-            language_verdicts.refresh(con, applied.answer_ids)
-        if applied.question_ids:
-            surface.refresh_questions(con, applied.question_ids)
-        if applied.summary.changes_anything:
-            # Kept last, so that a file is kept only when the import it belongs to has succeeded; the
-            # database's lock, held here, keeps the numbering of two imports apart.
-            _check_kept(con, paths.imports_folder(db_path))
-            entry = imports.keep(paths.imports_folder(db_path), kind, path, verification)
-            _record(con, entry, applied.summary)
-            applied.summary.kept = entry.path.parent
+    # Validated and applied under one hold of the database's lock: the ids the file's names resolve to
+    # are those of the database it is applied to, though a build may be waiting to replace it.
+    with store.writing(db_path) as writing:
+        with writing.reading() as con:
+            problems = Problems()
+            incoming = read(kind, path, con, problems, verification)
+            problems.raise_if_any()
+        with writing.modifying() as con:
+            applied = APPLY[kind](con, incoming, path)
+            if applied.answer_ids:
+                surface.refresh_answers(con, applied.answer_ids)
+                language_verdicts.refresh(con, applied.answer_ids)
+            if applied.question_ids:
+                surface.refresh_questions(con, applied.question_ids)
+            if applied.summary.changes_anything:
+                # Kept last, so that a file is kept only when the import it belongs to has succeeded; the
+                # database's lock, held here, keeps the numbering of two imports apart.
+                _check_kept(con, paths.imports_folder(db_path))
+                entry = imports.keep(paths.imports_folder(db_path), kind, path, verification)
+                _record(con, entry, applied.summary)
+                applied.summary.kept = entry.path.parent
     return applied.summary
 
 
