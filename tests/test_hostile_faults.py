@@ -121,6 +121,13 @@ def test_a_temporary_of_a_process_that_is_gone_is_removed_by_the_next_write_of_i
         tmp.write_bytes(b"a model")
         assert tmp == running and not stale.exists()
     assert target.read_bytes() == b"a model" and sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
+    # a folder a killed run was filling (a notebook's figures), and one a running process fills
+    stale_folder, live_folder = tmp_path / f".figures.tmp-{dead}", tmp_path / f".figures.tmp-{os.getpid()}"
+    for folder in (stale_folder, live_folder):
+        folder.mkdir()
+        (folder / "a.png").write_bytes(b"png")
+    assert files.remove_stale(tmp_path / "figures") == [stale_folder]
+    assert live_folder.is_dir() and not stale_folder.exists()
 
 
 # ------------------------------------------------------------------- a read-only and a full file system

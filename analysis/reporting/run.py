@@ -52,6 +52,8 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     report = reports_root / f"{name}.html"
     staging = files.temporary_name(figures)
     shutil.rmtree(staging, ignore_errors=True)
+    for target in (figures, executed):  # what runs killed before left
+        files.remove_stale(target)
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     if name == REPRODUCTION_NOTEBOOK:
         params.setdefault("figures_dir", str(Path(figures_root).resolve()))
