@@ -41,7 +41,7 @@ h1 {{ font-size: 1.6em; }}
 .provenance {{ font-size: 0.85em; color: #555; }}
 .provenance code, .meta code {{ overflow-wrap: anywhere; }}
 .report {{ display: flex; align-items: flex-start; gap: 1.5em; border-top: 1px solid #ddd; padding: 1.2em 0; }}
-.report img {{ width: {width}px; height: auto; border: 1px solid #eee; flex: none; }}
+.report img {{ width: {width}px; height: auto; outline: 1px solid #eee; flex: none; }}
 .report .no-figure {{ width: {width}px; flex: none; color: #777; font-style: italic; }}
 .report h2 {{ font-size: 1.2em; margin: 0 0 0.4em 0; }}
 .meta {{ font-size: 0.8em; color: #8a4600; }}
