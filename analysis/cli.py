@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .core import paths
 from .core.errors import CheckFailed, InputError, NotebookFailed
+from .core.jsonschema_formats import skip_iri_grammar
 
 
 def _fetch(args) -> int:
@@ -37,7 +38,7 @@ def _build_db(args) -> int:
 def _run_notebook(args) -> int:
     from .reporting import run
 
-    run.run_notebook(args.name, db_path=Path(args.db))
+    run.run_notebook(args.name, db_path=Path(args.db), **run.output_roots(args.out))
     return 0
 
 
@@ -133,6 +134,8 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run-notebook", help="execute a notebook with Papermill and write its report")
     run.add_argument("name", help="notebook name without .ipynb, e.g. 01_dataset_overview")
     run.add_argument("--db", default=str(paths.DATABASE))
+    run.add_argument("--out", default=str(paths.ROOT), help="folder of the outputs: figures/ and reports/ under it "
+                                                            "(and build/executed/), by default the project's")
     run.set_defaults(func=_run_notebook)
 
     for kind, text in (("answers", "a model's answers (CSV/JSONL: question, language, model, answer; or release JSON)"),
@@ -184,6 +187,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    skip_iri_grammar()
     args = parser().parse_args(argv)
     try:
         return args.func(args)

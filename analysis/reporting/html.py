@@ -27,7 +27,10 @@ def _report_exporter():
             )
             return MarkdownWithMath(renderer=renderer).render(source)
 
-    exporter = ReportExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    # The notebook is validated once, after all the preprocessors, not after each of them (a dozen
+    # schema compilations, a third of a second per report).
+    exporter = ReportExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+                              optimistic_validation=True)
     # Empty URLs drop the last script tags that would load require.js and MathJax from a CDN.
     exporter.require_js_url = ""
     exporter.mathjax_url = ""
