@@ -106,32 +106,38 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     return report
 
 
-def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float) -> dict:
-    """Where the wall time of a run went, in seconds, from Papermill's times of the kernel and of each
-    cell, the static exports the kernel recorded (`steps`), and the runner's own (`seconds`).
+def kernel_phases(notebook) -> dict[str, float]:
+    """Papermill's times of an executed notebook, in seconds: `kernel start` (to the first cell),
+    `imports and set-up` (the notebook's first cell after its parameters), `cells` (the other cells) and
+    `kernel shutdown` (after the last cell)."""
+    def when(stamp: str) -> datetime.datetime:
+        return datetime.datetime.fromisoformat(stamp)
 
-    `imports and set-up` is the notebook's first cell after its parameters; `analysis` the other cells
-    less the static exports they made; `other` the rest of the run (importing Papermill, reading and
-    writing the notebook).
-    """
-    def when(metadata) -> datetime.datetime:
-        return datetime.datetime.fromisoformat(metadata)
-
-    cells = [c for c in notebook.cells if c.cell_type == "code" and "papermill" in c.metadata
-             and c.metadata.papermill.get("start_time")]
-    timed = [c for c in cells if not _PARAMETER_TAGS & set(c.metadata.get("tags", []))]
+    cells = [c for c in notebook.cells if c.cell_type == "code" and c.metadata.get("papermill", {}).get("start_time")]
+    durations = [c.metadata.papermill["duration"] for c in cells if not _PARAMETER_TAGS & set(c.metadata.get("tags", []))]
     run = notebook.metadata.papermill
-    durations = [c.metadata.papermill["duration"] for c in timed]
-    exports = [s for s in steps if s["phase"] == "static export"]
-    export_seconds = sum(s["seconds"] for s in exports)
-    kernel = {
+    return {
         "kernel start": (when(cells[0].metadata.papermill["start_time"]) - when(run["start_time"])).total_seconds(),
         "imports and set-up": durations[0] if durations else 0.0,
-        "analysis": sum(durations[1:]) - export_seconds,
-        "static export": export_seconds,
+        "cells": sum(durations[1:]),
         "kernel shutdown": (when(run["end_time"]) - when(cells[-1].metadata.papermill["end_time"])).total_seconds(),
     }
-    measured = {**kernel, "HTML export": seconds["HTML export"], "provenance": seconds["provenance"]}
+
+
+def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float) -> dict:
+    """Where the wall time of a run went, in seconds: the kernel's phases (`kernel_phases`), the static
+    exports the kernel recorded (`steps`, `core.timings`), and the runner's own (`seconds`).
+
+    `analysis` is the cells after the set-up less the static exports they made; `other` the rest of the
+    run (importing Papermill, reading and writing the notebook).
+    """
+    kernel = kernel_phases(notebook)
+    exports = [s for s in steps if s["phase"] == "static export"]
+    export_seconds = sum(s["seconds"] for s in exports)
+    measured = {"kernel start": kernel["kernel start"], "imports and set-up": kernel["imports and set-up"],
+                "analysis": kernel["cells"] - export_seconds, "static export": export_seconds,
+                "kernel shutdown": kernel["kernel shutdown"], "HTML export": seconds["HTML export"],
+                "provenance": seconds["provenance"]}
     measured["other"] = total - sum(measured.values())
     by_format: dict[str, dict[str, float]] = {}
     for step in exports:
