@@ -68,23 +68,28 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     report = reports_root / f"{name}.html"
     staging = files.temporary_name(figures)
     shutil.rmtree(staging, ignore_errors=True)
+    for target in (figures, executed, executed.with_suffix(".timings.jsonl")):  # what runs killed before left
+        files.remove_stale(target)
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     if name == REPRODUCTION_NOTEBOOK:
         params.setdefault("figures_dir", str(Path(figures_root).resolve()))
     seconds = {}
     try:
-        try:
-            mark = time.perf_counter()
-            _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root), steps)
-            seconds["papermill"] = time.perf_counter() - mark
-        except papermill.PapermillExecutionError as exc:
-            with files.lock(figures_root / f".{name}"):
-                os.replace(running, executed)
-                report.unlink(missing_ok=True)  # a report of an older run must not pass for this one
-            raise NotebookFailed(source, executed, exc) from None
+        # The database state the notebook reads is recorded when it opens the database (provenance).
+        with provenance.database_reads() as reads:
+            try:
+                mark = time.perf_counter()
+                _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root), steps)
+                seconds["papermill"] = time.perf_counter() - mark
+            except papermill.PapermillExecutionError as exc:
+                with files.lock(figures_root / f".{name}"):
+                    os.replace(running, executed)
+                    report.unlink(missing_ok=True)  # a report of an older run must not pass for this one
+                raise NotebookFailed(source, executed, exc) from None
+            read = reads.of(Path(db_path))
         mark = time.perf_counter()
         notebook = nbformat.read(running, as_version=4)
-        record = provenance.record(name, notebook, Path(db_path), staging)
+        record = provenance.record(name, notebook, Path(db_path), staging, read)
         seconds["provenance"] = time.perf_counter() - mark
         with files.lock(figures_root / f".{name}"):
             if staging.exists():
@@ -94,6 +99,9 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
             mark = time.perf_counter()
             html.to_html(running, report, record)
             seconds["HTML export"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+            provenance.date(report, read, Path(db_path))
+            seconds["provenance"] += time.perf_counter() - mark
             os.replace(running, executed)
         breakdown = {"notebook": name, **phases(notebook, timings.read(steps), seconds, time.perf_counter() - started)}
         files.write_text(executed.with_suffix(".timings.json"), json.dumps(breakdown, indent=2) + "\n")

@@ -1,5 +1,6 @@
 """The one way figures and tables are written: a figure as PNG and SVG with the CSV of the numbers it
-shows (and, for a heatmap, a print PDF), a table as CSV.
+shows (and, for a heatmap, a print PDF), a table as CSV. Text cells a spreadsheet would run as a
+formula are written prefixed with `'` (`io.records.write_csv_for_people`).
 
 A figure is drawn once: Vega-Lite renders its spec to SVG (vl-convert, as altair's `save` does), and
 the PNG is that SVG rasterised at twice its size, the same bytes as rendering the spec to PNG gives,
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ..core.timings import timed
+from ..io.records import write_csv_for_people
 from .heatmap import heatmap_meta
 from .theme import altair
 
@@ -92,5 +94,5 @@ def save_table(table: pl.DataFrame, out_dir: Path | str, name: str) -> pl.DataFr
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with timed("static export", format="csv", figure=name):
-        table.write_csv(out_dir / f"{name}.csv")
+        write_csv_for_people(table, out_dir / f"{name}.csv")
     return table
