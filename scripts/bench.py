@@ -312,10 +312,16 @@ def before_after(results: list[dict]) -> list[str]:
     else:
         rows.append(("cold `make figures` (notebooks and index)", BEFORE["make figures (cold)"], pending("--figures-only"),
                      "<= 60 s"))
-    if breakdowns:
-        def span(values) -> str:
-            return f"{min(values):.1f}-{max(values):.1f} s"
+    def span(values) -> str:
+        return f"{min(values):.1f}-{max(values):.1f} s"
 
+    alone = [r for r in results if r["stage"].startswith("notebook ") and r["scale"] == 1 and r["commit"] != EARLIER]
+    if alone:
+        rows.append(("one notebook, run alone (median)", BEFORE["one notebook"],
+                     f"{span([r['median_seconds'] for r in alone])}; {_when(alone[0])}", ""))
+        rows.append(("its import cell (imports and set-up), run alone", BEFORE["import cell"],
+                     span([r["detail"]["phases"]["imports and set-up"] for r in alone]), "< 1 s"))
+    if breakdowns:
         rows.append(("one notebook, in the cold `make figures`", BEFORE["one notebook"],
                      span([b["seconds"] for b in breakdowns]), ""))
         rows.append(("its import cell (imports and set-up)", BEFORE["import cell"],

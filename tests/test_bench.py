@@ -65,6 +65,11 @@ def test_the_breakdown_of_each_notebook_of_the_cold_run(bench, monkeypatch):
     table = "\n".join(bench.before_after(results))
     assert "| one notebook, in the cold `make figures` | 12-17 s | 8.0-12.0 s |" in table
     assert "| its import cell (imports and set-up) | about 5 s | 0.8-0.9 s | < 1 s |" in table
+    alone = bench.merge([row("notebook 01_a", 1, 7.0, detail=breakdown(7.0, 0.7, 3.0)),
+                         row("notebook 02_b", 1, 9.0, detail=breakdown(9.0, 0.6, 6.5))], paths.ROOT / "no-such-file.json")
+    table = "\n".join(bench.before_after(alone))
+    assert "| one notebook, run alone (median) | 12-17 s | 7.0-9.0 s; load 0.5 -> 0.7" in table
+    assert "| its import cell (imports and set-up), run alone | about 5 s | 0.6-0.7 s | < 1 s |" in table
     lines = bench.notebook_breakdown(results)
     assert lines[2] == "| notebook | total (s) | kernel start | imports and set-up | analysis | static export | HTML export | other |"
     # `other` is what the named phases leave of the total: shutdown, provenance and the runner's own.
