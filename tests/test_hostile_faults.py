@@ -225,6 +225,8 @@ def make(*arguments: str, cwd: Path = paths.ROOT) -> subprocess.CompletedProcess
     ("SOURCE", "/tmp/x;touch${IFS}INJECTED", "cannot carry the character(s) $ ;"),
     ("SOURCE", "/tmp/x#y", "cannot carry the character(s) #"),
     ("VERIFY", "$(shell touch INJECTED)", "expected yes or no"),
+    ("OUT", "my figures/", "Make splits names at spaces"),
+    ("OUT", "x;touch${IFS}INJECTED/", "cannot carry the character(s) $ ;"),
 ])
 def test_make_refuses_a_name_it_cannot_carry_and_says_why(variable, value, reason, tmp_path):
     done = make("-n", "db", f"{variable}={value}")

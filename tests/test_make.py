@@ -43,13 +43,17 @@ def project(tmp_path_factory):
     return root
 
 
-def rebuilt(project, *changed) -> set[str]:
+def plan(project, *args) -> str:
+    """The commands `make -n figures` would run with `args` (variables, -W options)."""
+    # -o: the dependencies file is up to date (made with the sources as they are); not remaking it saves time.
+    return subprocess.run(["make", "-n", *args, "-obuild/make/deps.mk", "figures"], cwd=project, capture_output=True,
+                          text=True, check=True, env={**os.environ, "MAKEFLAGS": ""}).stdout
+
+
+def rebuilt(project, *changed, variables=()) -> set[str]:
     """What `make -n figures` would run, pretending `changed` were modified: `db`, `model`, `evaluation`,
     `index` and the notebooks' names."""
-    # -o: the dependencies file is up to date (made with the sources as they are); not remaking it saves time.
-    args = [f"-W{name}" for name in changed] + ["-obuild/make/deps.mk"]
-    out = subprocess.run(["make", "-n", *args, "figures"], cwd=project, capture_output=True, text=True,
-                         check=True, env={**os.environ, "MAKEFLAGS": ""}).stdout
+    out = plan(project, *variables, *[f"-W{name}" for name in changed])
     found = set(re.findall(r"-m analysis run-notebook (\S+)", out))
     for command, product in (("build-db", "db"), ("train-language-id", "model"), ("evaluate-language-id", "evaluation"),
                              ("-m analysis index", "index")):
@@ -98,3 +102,31 @@ def test_a_notebook_and_the_files_it_reads(project):
     # The benchmarks belong to `make bench` and its page (docs/performance.md), not to a report.
     assert rebuilt(project, "bench/results/surface.json") == set()
     assert rebuilt(project, "data/nativqa/regions.csv") == {"db", "index", *NOTEBOOKS}
+
+
+def test_figures_for_another_database_go_to_their_own_folder(project):
+    out = plan(project, "DB=data/other.duckdb", "OUT=second/")
+    runs = re.findall(r"-m analysis run-notebook (\S+) --db (\S+) (.*)", out)
+    assert sorted(name for name, _, _ in runs) == NOTEBOOKS
+    assert {(db, rest.strip()) for _, db, rest in runs} == {("data/other.duckdb", "--out second/")}
+    assert "-m analysis index --reports second/reports --figures second/figures" in out
+    assert "--db data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
+
+
+def test_each_output_folder_is_rebuilt_on_its_own(project):
+    second = {"OUT=second"}  # with or without the final slash
+    assert rebuilt(project, variables=second) == {"index", *NOTEBOOKS}
+    for age, name in enumerate([*(f"second/reports/{n}.html" for n in NOTEBOOKS if n != "08_paper_reproduction"),
+                                "second/reports/08_paper_reproduction.html", "second/reports/index.html"]):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).touch()
+        os.utime(project / name, (3_000_000 + age, 3_000_000 + age))
+    try:
+        assert rebuilt(project, variables=second) == set()
+        assert "--out second" in plan(project, "OUT=second", "-Wnotebooks/07_nativqa_results.ipynb")
+        after_07 = {"07_nativqa_results", "08_paper_reproduction", "index"}
+        assert rebuilt(project, "notebooks/07_nativqa_results.ipynb", variables=second) == after_07
+        assert rebuilt(project, "notebooks/07_nativqa_results.ipynb") == after_07
+        assert rebuilt(project) == set() == rebuilt(project, variables=second)
+    finally:
+        shutil.rmtree(project / "second")

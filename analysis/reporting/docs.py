@@ -128,11 +128,14 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
         else:
             lines.extend([f"Not measured on this machine yet: run `{make}`.", ""])
 
-    section("Every stage, at 1x, 10x and 50x the snapshot", "make bench", "bench.md",
-            "`make bench` (scripts/bench.py) times every stage in its own process (wall time, and the peak memory of "
-            "its process tree) on the snapshot and on synthetic releases 10 and 50 times its size "
-            "(`analysis/pipeline/synthetic.py`); `BENCH_ARGS=\"--scales 1\"` runs the snapshot only. A measurement, "
-            "not a test.")
+    section("Every stage, at 1x, 10x and 50x the snapshot, and `make figures`", "make bench", "bench.md",
+            "`make bench` (scripts/bench.py) times every stage in its own process (wall time, CPU time and the peak "
+            "memory of its process tree, with the machine's load before and after) on the snapshot and on synthetic "
+            "releases 10 and 50 times its size (`analysis/pipeline/synthetic.py`), then a cold `make figures`, and "
+            "sets the latest figures beside those measured before the work on speed (issue 18). Each run replaces the "
+            "rows it measured and keeps the others, with their commit: `BENCH_ARGS=\"--scales 1\"` runs the snapshot "
+            "only, `--scales 1 50 --build-only` the database builds, `--figures-only` the cold `make figures` "
+            "(with the per-notebook breakdown Papermill's and the kernel's timings give). A measurement, not a test.")
     section("The surface stage against the CaLMQA authors' approach", "make bench-surface", "surface.md",
             "`make bench-surface` (scripts/bench_surface.py) runs the authors' approach (CLD2 as polyglot calls it, "
             "then the `langid` package one text at a time; a `Counter` of token 20-grams) and this project's surface "

@@ -50,7 +50,10 @@ def _report_exporter():
 
     from nbconvert.preprocessors import TagRemovePreprocessor
 
-    exporter = ReportExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    # The notebook is validated once, after all the preprocessors, not after each of them (a dozen
+    # schema compilations, a third of a second per report).
+    exporter = ReportExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+                              optimistic_validation=True)
     exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY}), enabled=True)
     # Empty URLs drop the last script tags that would load require.js and MathJax from a CDN.
     exporter.require_js_url = ""

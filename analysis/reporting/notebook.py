@@ -13,6 +13,7 @@ import uuid
 
 import polars as pl
 
+from ..core import files, paths
 from ..viz import tables
 from ..viz.theme import HIGHLIGHT, PICK, altair
 
@@ -88,13 +89,28 @@ def _offline_html_renderer(spec: dict, **metadata) -> dict:
         "options": json.dumps(EMBED_OPTIONS),
     }
     if not _bundle_emitted:
-        from altair.utils._importers import import_vl_convert, vl_version_for_vl_convert
-
-        bundle = import_vl_convert().javascript_bundle(vl_version=vl_version_for_vl_convert())
+        bundle = vega_bundle()
         page = (f"<script type=\"text/javascript\">(function(){{\n{bundle}\n}})();\n{LINK_SCRIPT}</script>\n"
                 + page)
         _bundle_emitted = True
     return {"text/html": page}
+
+
+def vega_bundle() -> str:
+    """The JavaScript of Vega, Vega-Lite and vega-embed that vl-convert bundles for offline pages.
+
+    Bundling takes vl-convert about 1.5 s of CPU in every new process, and the bundle depends only on
+    the versions of vl-convert and Vega-Lite, so it is kept under build/cache/ by those versions.
+    """
+    from altair.utils._importers import import_vl_convert, vl_version_for_vl_convert
+
+    vl_convert, vl_version = import_vl_convert(), vl_version_for_vl_convert()
+    cached = paths.BUILD / "cache" / f"vega-bundle-vl-convert-{vl_convert.__version__}-vega-lite-{vl_version}.js"
+    if cached.is_file():
+        return cached.read_bytes().decode("utf-8")
+    bundle = vl_convert.javascript_bundle(vl_version=vl_version)
+    files.write_text(cached, bundle)
+    return bundle
 
 
 def setup(max_rows: int = 5000) -> None:

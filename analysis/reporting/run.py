@@ -1,21 +1,28 @@
 """Notebooks to figures and reports: `run_notebook()` is what `make figures` runs for each notebook,
 Papermill execution with the project's kernel, then its HTML report (`reporting.html`); outputs are
 written beside their targets and moved into place only on success.
+
+Each run writes where its time went beside the executed notebook (`<name>.timings.json`: kernel start,
+imports and set-up, analysis, static export, kernel shutdown, HTML export), which `make bench` reports.
 """
 
+import datetime
+import json
 import os
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from ..core import files, paths
+from ..core import files, paths, timings
 from ..core.errors import NotebookFailed
 from . import html, provenance
 
 # The report that sets every number the papers print against the suite's: it reads the figures of the
 # other notebooks, so it runs after them (`notebook_names`, the Makefile) and comes first in the index.
 REPRODUCTION_NOTEBOOK = "08_paper_reproduction"
+# Papermill's own cells: the parameters as stored and as injected.
+_PARAMETER_TAGS = {"parameters", "injected-parameters"}
 
 
 def notebook_names() -> list[str]:
@@ -23,6 +30,13 @@ def notebook_names() -> list[str]:
     the reproduction report last, since it reads the figures of all the others."""
     names = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
     return sorted(names, key=lambda name: name == REPRODUCTION_NOTEBOOK)
+
+
+def output_roots(out: Path | str) -> dict[str, Path]:
+    """Where a run into the folder `out` writes: `out`/figures, `out`/reports and, for the executed
+    notebooks, `out`/build (the project's own folders when `out` is the project)."""
+    out = Path(out)
+    return {"figures_root": out / "figures", "reports_root": out / "reports", "build_root": out / "build"}
 
 
 def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path = paths.FIGURES,
@@ -35,6 +49,7 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     old one only when the notebook succeeded; a failed run keeps its executed copy under build/ for
     debugging and leaves no report.
     """
+    started = time.perf_counter()
     import nbformat
     import papermill
 
@@ -45,6 +60,7 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     # Every file of a run is private to its process until the run succeeded, so that two `make figures`
     # started at once cannot mix their outputs; the swap into place happens under a lock.
     running = files.temporary_name(executed)
+    steps = files.temporary_name(executed.with_suffix(".timings.jsonl"))
     executed.parent.mkdir(parents=True, exist_ok=True)
     reports_root.mkdir(parents=True, exist_ok=True)
     figures_root.mkdir(parents=True, exist_ok=True)
@@ -52,50 +68,124 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     report = reports_root / f"{name}.html"
     staging = files.temporary_name(figures)
     shutil.rmtree(staging, ignore_errors=True)
-    for target in (figures, executed):  # what runs killed before left
+    for target in (figures, executed, executed.with_suffix(".timings.jsonl")):  # what runs killed before left
         files.remove_stale(target)
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     if name == REPRODUCTION_NOTEBOOK:
         params.setdefault("figures_dir", str(Path(figures_root).resolve()))
-    started = time.monotonic()
+    seconds = {}
     try:
         # The database state the notebook reads is recorded when it opens the database (provenance).
         with provenance.database_reads() as reads:
             try:
-                _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root))
+                mark = time.perf_counter()
+                _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root), steps)
+                seconds["papermill"] = time.perf_counter() - mark
             except papermill.PapermillExecutionError as exc:
                 with files.lock(figures_root / f".{name}"):
                     os.replace(running, executed)
                     report.unlink(missing_ok=True)  # a report of an older run must not pass for this one
                 raise NotebookFailed(source, executed, exc) from None
             read = reads.of(Path(db_path))
-        record = provenance.record(name, nbformat.read(running, as_version=4), Path(db_path), staging, read)
+        mark = time.perf_counter()
+        notebook = nbformat.read(running, as_version=4)
+        record = provenance.record(name, notebook, Path(db_path), staging, read)
+        seconds["provenance"] = time.perf_counter() - mark
         with files.lock(figures_root / f".{name}"):
             if staging.exists():
                 files.replace_folder(staging, figures)
             elif figures.exists():
                 shutil.rmtree(figures)
+            mark = time.perf_counter()
             html.to_html(running, report, record)
+            seconds["HTML export"] = time.perf_counter() - mark
+            mark = time.perf_counter()
             provenance.date(report, read, Path(db_path))
+            seconds["provenance"] += time.perf_counter() - mark
             os.replace(running, executed)
+        breakdown = {"notebook": name, **phases(notebook, timings.read(steps), seconds, time.perf_counter() - started)}
+        files.write_text(executed.with_suffix(".timings.json"), json.dumps(breakdown, indent=2) + "\n")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         running.unlink(missing_ok=True)
-    print(f"{name}: {time.monotonic() - started:.1f} s -> {figures}, {report}", file=sys.stderr)
+        steps.unlink(missing_ok=True)
+    parts = ", ".join(f"{phase} {value:.1f}" for phase, value in breakdown["phases"].items())
+    print(f"{name}: {breakdown['seconds']:.1f} s ({parts}) -> {figures}, {report}", file=sys.stderr)
     return report
 
 
-def _execute_with_retry(papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path) -> None:
-    # Parallel kernel starts can race for a port (papermill issue 511): one retry for that case only.
-    for attempt in (1, 2):
-        try:
-            papermill.execute_notebook(
-                str(source), str(executed), parameters=params, kernel_name=kernel,
-                cwd=str(cwd), progress_bar=False, log_output=False,
-            )
-            return
-        except papermill.PapermillExecutionError:
-            raise
-        except RuntimeError as exc:
-            if attempt == 2 or "Kernel" not in str(exc):
+def kernel_phases(notebook) -> dict[str, float]:
+    """Papermill's times of an executed notebook, in seconds: `kernel start` (to the first cell),
+    `imports and set-up` (the notebook's first cell after its parameters), `cells` (the other cells) and
+    `kernel shutdown` (after the last cell)."""
+    def when(stamp: str) -> datetime.datetime:
+        return datetime.datetime.fromisoformat(stamp)
+
+    cells = [c for c in notebook.cells if c.cell_type == "code" and c.metadata.get("papermill", {}).get("start_time")]
+    durations = [c.metadata.papermill["duration"] for c in cells if not _PARAMETER_TAGS & set(c.metadata.get("tags", []))]
+    run = notebook.metadata.papermill
+    return {
+        "kernel start": (when(cells[0].metadata.papermill["start_time"]) - when(run["start_time"])).total_seconds(),
+        "imports and set-up": durations[0] if durations else 0.0,
+        "cells": sum(durations[1:]),
+        "kernel shutdown": (when(run["end_time"]) - when(cells[-1].metadata.papermill["end_time"])).total_seconds(),
+    }
+
+
+def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float) -> dict:
+    """Where the wall time of a run went, in seconds: the kernel's phases (`kernel_phases`), the static
+    exports the kernel recorded (`steps`, `core.timings`), and the runner's own (`seconds`).
+
+    `analysis` is the cells after the set-up less the static exports they made; `other` the rest of the
+    run (importing Papermill, reading and writing the notebook).
+    """
+    kernel = kernel_phases(notebook)
+    exports = [s for s in steps if s["phase"] == "static export"]
+    export_seconds = sum(s["seconds"] for s in exports)
+    measured = {"kernel start": kernel["kernel start"], "imports and set-up": kernel["imports and set-up"],
+                "analysis": kernel["cells"] - export_seconds, "static export": export_seconds,
+                "kernel shutdown": kernel["kernel shutdown"], "HTML export": seconds["HTML export"],
+                "provenance": seconds["provenance"]}
+    measured["other"] = total - sum(measured.values())
+    by_format: dict[str, dict[str, float]] = {}
+    for step in exports:
+        entry = by_format.setdefault(step["format"], {"files": 0, "seconds": 0.0, "cpu_seconds": 0.0})
+        entry["files"] += 1
+        entry["seconds"] += step["seconds"]
+        entry["cpu_seconds"] += step["cpu_seconds"]
+    return {"seconds": round(total, 3),
+            "phases": {phase: round(value, 3) for phase, value in measured.items()},
+            "static_export": {f: {k: round(v, 3) for k, v in e.items()} for f, e in sorted(by_format.items())}}
+
+
+def _execute_with_retry(papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path,
+                        steps: Path) -> None:
+    # The kernel inherits the environment: it records its static exports into `steps` (core.timings).
+    previous = os.environ.get(timings.ENV)
+    os.environ[timings.ENV] = str(steps.resolve())
+    try:
+        # Parallel kernel starts can race for a port (papermill issue 511): one retry for that case only.
+        for attempt in (1, 2):
+            try:
+                papermill.execute_notebook(
+                    str(source), str(executed), parameters=params, kernel_name=kernel,
+                    cwd=str(cwd), progress_bar=False, log_output=False,
+                    # The notebook is written once, at the end (or at the failing cell), not again after
+                    # every cell as the page grows to megabytes of charts.
+                    request_save_on_cell_execute=False,
+                    # Every output is on disk when the last cell ends: stopping the kernel at once
+                    # saves the second or so its orderly exit takes with the libraries it loaded.
+                    shutdown_kernel="immediate",
+                )
+                return
+            except papermill.PapermillExecutionError:
                 raise
+            except RuntimeError as exc:
+                if attempt == 2 or "Kernel" not in str(exc):
+                    raise
+                steps.unlink(missing_ok=True)
+    finally:
+        if previous is None:
+            os.environ.pop(timings.ENV, None)
+        else:
+            os.environ[timings.ENV] = previous

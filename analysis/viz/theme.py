@@ -7,6 +7,8 @@ registers and enables the theme: importing a notebook's modules stays fast.
 
 from functools import cache
 
+from ..core.jsonschema_formats import skip_iri_grammar
+
 FONT = "Noto Sans, DejaVu Sans, sans-serif"
 # A colour-blind-safe sequential scheme for every heatmap of the suite.
 SEQUENTIAL_SCHEME = "viridis"
@@ -38,6 +40,7 @@ CONFIG = {
 @cache
 def altair():
     """The altair module, with the suite's theme registered and enabled."""
+    skip_iri_grammar()
     import altair as alt
 
     @alt.theme.register("calmqa", enable=True)
