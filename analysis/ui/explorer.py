@@ -219,8 +219,9 @@ class Explorer:
         self.has_surface = store.table_exists(con, SURFACE_TABLE)
         self.output_dir = output_dir
         self.page_size = page_size
-        self.language_order = dimensions.language_order(con)
-        self.model_order = dimensions.model_order(con)
+        self.orders = dimensions.Orders.of(con)
+        self.language_order = self.orders.languages
+        self.model_order = self.orders.models
         self._updating = False
 
         def options(column: str, order: list[str] | None = None) -> list[str]:
@@ -231,7 +232,7 @@ class Explorer:
         self.language = w.Select(options=options("language", self.language_order), value=ALL, rows=8,
                                  description="Language")
         self.model = w.Dropdown(options=options("model_name", self.model_order), value=ALL, description="Model")
-        self.question_type = w.Dropdown(options=options("question_type"), value=ALL, description="Type")
+        self.question_type = w.Dropdown(options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type")
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
         self.metric = w.Dropdown(options=[(m.title, m.key) for m in available_metrics(self.has_surface)],
@@ -271,7 +272,7 @@ class Explorer:
         metric = METRIC_BY_KEY[self.metric.value] if hasattr(self, "metric") else METRICS[0]
         frame = apply_filters(self.answers, self.filters) if hasattr(self, "collection") else self.answers
         return charts.explorer_heatmap(metric_cells(frame, metric), metric.title, metric.value_format,
-                                       self.model_order, self.language_order)
+                                       self.model_order, self.language_order, self.orders.divider(by_label=False))
 
     def _on_filter(self, _change=None) -> None:
         if self._updating:
