@@ -1,5 +1,5 @@
-"""The one way figures and tables are written: a figure as PNG and SVG with the CSV of the numbers it
-shows (and, for a heatmap, a print PDF), a table as CSV."""
+"""The one way figures and tables are written: a figure as PNG and SVG for the screen and as a PDF for
+print (`print_pdf`), with the CSV of the numbers it shows; a table as CSV."""
 
 from __future__ import annotations
 
@@ -8,31 +8,21 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .heatmap import heatmap_meta
+from . import print_pdf
 
 if TYPE_CHECKING:
     import altair as alt
 
 
-def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str,
-                *, print_pdf: bool = True) -> alt.TopLevelMixin:
-    """Write `name`.png, `name`.svg and the numbers behind the figure as `name`.csv; return the chart to display.
-
-    A heatmap made by `heatmap()` is also drawn for print as `name`.pdf (see `print_pdf`), from
-    `table`, which must then hold the heatmap's columns.
-    """
-    meta = heatmap_meta(chart) if print_pdf else None
-    if meta is not None:
-        from . import print_pdf as printed
-
-        printed.check_columns(table, meta)
+def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str) -> alt.TopLevelMixin:
+    """Write `name`.png, `name`.svg, the print version `name`.pdf and the numbers behind the figure as
+    `name`.csv; return the chart to display."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     save_table(table, out_dir, name)
     chart.save(out_dir / f"{name}.svg")
     chart.save(out_dir / f"{name}.png", scale_factor=2)
-    if meta is not None:
-        printed.save_heatmap_pdf(table, meta, out_dir / f"{name}.pdf")
+    print_pdf.save(chart, out_dir / f"{name}.pdf")
     return chart
 
 
