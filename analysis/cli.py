@@ -1,16 +1,28 @@
 """Command line of the suite (`python -m analysis COMMAND`); the Makefile's targets call it.
 
-It is the suite's error boundary: bad input (`InputError`, naming file, record and field), a failed
-notebook, a failed check of a new database or a missing file ends the command with one clear message
-and a non-zero status, never a traceback. Each command imports what it needs when it runs.
+It is the suite's one error boundary. Every failure a user can cause ends the command with one
+message on stderr, `error: ...`, naming the file, record and field of bad input (or the path and the
+reason a file or database cannot be read or written), and exit status 2, never a traceback: bad input,
+a failed notebook, a new database that failed the build's checks, an unreadable, read-only or full
+disk, a database path that is a folder or not a DuckDB database. Nothing is written then: the previous
+database stays byte-identical. Exit status 1 means a check ran and found a difference (`check-paper`,
+`check-reports`); 3 an error the suite did not foresee, a bug to report; 130 an interruption.
+`--debug` (or the environment variable CALMQA_DEBUG=1) prints the traceback too.
+
+Each command imports what it needs when it runs.
 """
 
 import argparse
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from .core import paths
-from .core.errors import CheckFailed, InputError, NotebookFailed
+from .core.errors import Failure, InputError, os_reason
+
+# The exit statuses (the module's docstring says when each is used).
+FAILED, BUG, INTERRUPTED = 2, 3, 130
 
 
 def _fetch(args) -> int:
@@ -24,7 +36,7 @@ def _fetch(args) -> int:
 def _build_db(args) -> int:
     from .pipeline.build import build
 
-    counts = build(Path(args.source), Path(args.db), verify=args.verify,
+    counts = build(Path(args.source), Path(args.db), verify=args.verify, nativqa_folder=Path(args.nativqa),
                    imports_folder=Path(args.imports) if args.imports else None)
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
     counts.pop("stage_seconds")
@@ -80,8 +92,8 @@ def _expected_counts(args) -> int:
 
     with store.connect(args.db) as con:
         if con.execute("SELECT count(*) FROM applied_imports").fetchall()[0][0]:
-            sys.exit(f"error: {args.db} holds imports; the expected counts are those of the release alone: "
-                     "build a database without them (`make db DB=...` with no kept imports)")
+            raise Failure(f"{args.db} holds imports; the expected counts are those of the release alone: "
+                          "build a database without them (`make db DB=...` with no kept imports)")
         print(checks.release_counts(con, checks.ReleasePart.of(con)).write_csv(), end="")
     return 0
 
@@ -99,20 +111,36 @@ def _check_reports(args) -> int:
     return 1 if browser.check(args.pages) else 0
 
 
+def _screenshots(args) -> int:
+    from .reporting import screenshots
+
+    screenshots.take([Path(p) for p in args.pages], Path(args.out))
+    return 0
+
+
+def _docs(args) -> int:
+    from .reporting import docs
+
+    for path in docs.write_all(Path(args.out)):
+        print(path)
+    return 0
+
+
 def _check_paper(args) -> int:
     from .analyses import paper_check
 
     try:
         results = paper_check.check_registry(args.claims, args.figures)
     except InputError as exc:
-        print(f"error: the claims registry is invalid: {exc}", file=sys.stderr)
-        return 2
+        raise Failure(f"the claims registry is invalid: {exc}") from None
     return 0 if paper_check.print_report(results) else 1
 
 
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", default=os.environ.get("CALMQA_DEBUG") == "1",
+                        help="print the traceback of an error too (also CALMQA_DEBUG=1)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     fetch = commands.add_parser("fetch", help="obtain the CaLMQA release files and verify their checksums")
@@ -124,6 +152,7 @@ def parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build-db", help="build the DuckDB database from a release folder and the kept imports")
     build.add_argument("--source", default=str(paths.RAW_CALMQA))
     build.add_argument("--db", default=str(paths.DATABASE))
+    build.add_argument("--nativqa", default=str(paths.NATIVQA), help="the NativQA tables (data/nativqa)")
     build.add_argument("--imports", help="the kept imports to replay (default: the folder beside the database, "
                                          "e.g. data/calmqa-imports for data/calmqa.duckdb)")
     build.add_argument("--no-verify", dest="verify", action="store_false",
@@ -175,6 +204,17 @@ def parser() -> argparse.ArgumentParser:
     check_reports.add_argument("pages", nargs="+")
     check_reports.set_defaults(func=_check_reports)
 
+    shots = commands.add_parser("screenshots", help="whole-page screenshots of reports at 1400 and 1024 px wide, "
+                                                    "for review (headless Chromium, network off)")
+    shots.add_argument("pages", nargs="+")
+    shots.add_argument("--out", default=str(paths.BUILD / "screenshots"))
+    shots.set_defaults(func=_screenshots)
+
+    docs = commands.add_parser("docs", help="write the generated reference pages of docs/: the database schema, "
+                                            "the notebooks, the benchmarks")
+    docs.add_argument("--out", default=str(paths.DOCS))
+    docs.set_defaults(func=_docs)
+
     check_paper = commands.add_parser("check-paper", help="every number the two papers print against the suite's "
                                                           "figures CSVs; fails when a claim's status changed")
     check_paper.add_argument("--figures", type=Path, default=paths.FIGURES, help="the figures folder of `make figures`")
@@ -184,9 +224,40 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")  # a path that is not UTF-8 is still printed
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InputError, NotebookFailed, CheckFailed, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing was written", file=sys.stderr)
+        return INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the error boundary: every error becomes one message
+        message, status = describe(exc)
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {printable(message)}", file=sys.stderr)
+        return status
+
+
+def printable(text: str) -> str:
+    """`text` with what cannot be written as UTF-8 (a lone surrogate of a name that is not UTF-8) escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def describe(exc: Exception) -> tuple[str, int]:
+    """The message and exit status of an error that ended a command."""
+    if isinstance(exc, Failure):
+        return str(exc), FAILED
+    if isinstance(exc, OSError):
+        if exc.filename is None and exc.errno is None:
+            return str(exc), FAILED  # raised by the suite with its own message
+        return os_reason(exc), FAILED
+    duckdb = sys.modules.get("duckdb")  # imported by the command that raised, if it was DuckDB
+    if duckdb is not None and isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)):
+        return f"the database could not be read or written: {exc}", FAILED
+    if isinstance(exc, MemoryError):
+        return "out of memory: close other programs or use a machine with more memory", FAILED
+    return (f"an error the suite did not foresee ({type(exc).__name__}: {exc}). This is a bug of the suite: "
+            "please report it with the traceback that `--debug` (or CALMQA_DEBUG=1) prints"), BUG

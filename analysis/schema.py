@@ -1,6 +1,6 @@
 """The database schema: every table and column with its type, meaning and references, in one place.
 
-The DDL, the build's checks of the references and the README's table documentation are all generated
+The DDL, the build's checks of the references and the table documentation (docs/schema.md) are all generated
 from this one description (`python -m analysis schema` prints the Markdown), so they cannot drift apart.
 """
 
@@ -24,11 +24,15 @@ class Table:
     meaning: str
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...] = ()
+    # Further sets of columns that identify a row (an identity rule): declared to DuckDB, which refuses
+    # a row that would break one; the readers refuse such rows first, naming the file and the record.
+    unique: tuple[tuple[str, ...], ...] = ()
 
     def ddl(self) -> str:
         lines = [f"{c.name} {c.type} {c.constraint}".rstrip() for c in self.columns]
         if self.primary_key:
             lines.append(f"PRIMARY KEY ({', '.join(self.primary_key)})")
+        lines += [f"UNIQUE ({', '.join(columns)})" for columns in self.unique]
         return f"CREATE TABLE {self.name} (\n    " + ",\n    ".join(lines) + "\n)"
 
     def column_names(self) -> list[str]:
@@ -64,7 +68,7 @@ MODELS = Table("models", "The LLMs whose answers are in the database.", (
     C("weights", "VARCHAR", "`open` or `closed` weights"),
     C("release_name", "VARCHAR", "`prompting_state.model_name` in the release JSON"),
     C("version", "VARCHAR", "exact model version or path as the release records it"),
-), ("model",))
+), ("model",), unique=(("display_name",),))
 QUESTIONS = Table("questions", "One row per question in the analysis sense: an agnostic question is one row per language.", (
     C("question_id", "BIGINT", "key of this table", "NOT NULL"),
     C("name", "VARCHAR", "upstream name, e.g. `german:0` or `non_cultural:3`", "NOT NULL"),
@@ -80,7 +84,7 @@ QUESTIONS = Table("questions", "One row per question in the analysis sense: an a
     C("human_evaluated", "BOOLEAN", "the question has human ratings in `ratings` (100 questions)"),
     C("upstream_human_evaluated", "BOOLEAN", "the release's own flag; it marks the 10 rated agnostic questions in all 23 languages"),
     C("url", "VARCHAR", "address of the original post, when known"),
-), ("question_id",))
+), ("question_id",), unique=(("name", "language"),))
 ANSWERS = Table("answers", "One row per answer: the models' answers and the human reference answers.", (
     C("answer_id", "BIGINT", "key of this table", "NOT NULL"),
     C("question_id", "BIGINT", "the question answered (`questions.question_id`)", "NOT NULL", references="questions.question_id"),
@@ -93,7 +97,7 @@ ANSWERS = Table("answers", "One row per answer: the models' answers and the huma
     C("text", "VARCHAR", "answer text (an empty string where the provider returned an error)"),
     C("text_en", "VARCHAR", "English translation of the answer, where the release has one"),
     C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
-), ("answer_id",))
+), ("answer_id",), unique=(("name",),))
 RATINGS = Table("ratings", "One row per human rating (all_ratings.csv), linked to its question.", (
     C("rating_id", "BIGINT", "row number in all_ratings.csv (annotation ids repeat across the tool's projects)", "NOT NULL"),
     C("annotation_id", "BIGINT", "row id in the annotation tool"),
@@ -229,9 +233,11 @@ NATIVQA_TABLES = {"regions": NATIVQA_REGIONS, "results": NATIVQA_RESULTS, "datas
 
 
 def markdown() -> str:
-    """The README's documentation of every table."""
+    """The documentation of every table (docs/schema.md, `python -m analysis docs`)."""
     parts = []
     for table in TABLES:
         rows = "\n".join(f"| `{c.name}` | {c.type} | {c.meaning} |" for c in table.columns)
-        parts.append(f"#### `{table.name}`\n{table.meaning}\n\n| column | type | meaning |\n|---|---|---|\n{rows}\n")
+        unique = "".join(f"\nNo two rows share {' and '.join(f'`{c}`' for c in columns)}.\n" for columns in table.unique)
+        parts.append(f"#### `{table.name}`\n{table.meaning}\n\n| column | type | meaning |\n|---|---|---|\n{rows}\n"
+                     + unique)
     return "\n".join(parts)

@@ -1,12 +1,22 @@
 """The database file: a read-only connection for every reader, and the two ways to write it, each
 atomic, so that a failed or killed write leaves the previous file byte-identical: `create` a new
-database (the build), `modify` a copy of the existing one (an import). Both hold the database's lock,
-so that two writers take turns.
+database (the build), or, `writing` an existing one (an import), read it to validate the change and
+then modify a copy of it. Both hold the database's lock, so that two writers take turns, and both
+first remove what a killed write left beside the database.
 
-`from analysis import store; con = store.connect(db_path)` is how notebooks open it.
+A database path that is a folder, or a file that is not a DuckDB database, is refused with a
+`StorageError` naming it (a build never replaces such a file), as is a database that cannot be read
+or written (a full disk, a read-only folder): the reason the operating system or DuckDB gives.
+
+`from analysis import store; con = store.connect(db_path)` is how notebooks open it. When the
+environment names a file in `READS_VARIABLE` (a report's run does: `reporting.provenance`), `connect`
+adds to it the sha256 of the database it opened, so that a report records the state it read.
 """
 
 import contextlib
+import hashlib
+import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,19 +24,72 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from .core import files, paths
+from .core import errors, files, paths
+from .core.errors import StorageError
 from .schema import Table
 
 # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool.
 WRITE_MEMORY_LIMIT = "1GB"
+# Every DuckDB database file has these bytes at this offset of its header.
+_MAGIC, _MAGIC_AT = b"DUCK", 8
+READS_VARIABLE = "CALMQA_DATABASE_READS"
+
+
+def _kind(db_path: Path) -> str:
+    """`missing`, `folder`, `duckdb` or `other` (a file that is not a DuckDB database)."""
+    if not db_path.exists():
+        return "missing"
+    if db_path.is_dir():
+        return "folder"
+    try:
+        with open(db_path, "rb") as handle:
+            header = handle.read(_MAGIC_AT + len(_MAGIC))
+    except OSError as exc:
+        raise StorageError(db_path, errors.reason(exc)) from None
+    return "duckdb" if header[_MAGIC_AT:] == _MAGIC else "other"
+
+
+def _existing(db_path: Path) -> None:
+    """Refuse a database path that is not an existing DuckDB database, saying what it is."""
+    kind = _kind(db_path)
+    if kind == "missing":
+        raise StorageError(db_path, "no database here: build it with `make db` (DB= for another path)")
+    if kind == "folder":
+        raise StorageError(db_path, "is a folder, not a database: name a .duckdb file")
+    if kind == "other":
+        raise StorageError(db_path, "is not a DuckDB database")
 
 
 def connect(db_path: Path | str = paths.DATABASE) -> duckdb.DuckDBPyConnection:
     """A read-only connection, as every notebook uses: many readers may share the file."""
     db_path = Path(db_path)
-    if not db_path.is_file():
-        raise FileNotFoundError(f"no database at {db_path}: build it with `make db`")
-    return duckdb.connect(str(db_path), read_only=True)
+    _existing(db_path)
+    reads = os.environ.get(READS_VARIABLE)
+    try:
+        if reads:
+            return _connect_recorded(db_path, Path(reads))
+        return duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error as exc:
+        raise StorageError(db_path, f"cannot be opened: {exc}") from None
+
+
+def _connect_recorded(db_path: Path, reads: Path) -> duckdb.DuckDBPyConnection:
+    """Connect, and add the sha256 of the very file opened to `reads` (one JSON line): a writer replaces
+    the database by renaming, so the file keeps its content while it is open, and the name is checked
+    to still be that file once DuckDB has opened it."""
+    for _ in range(5):
+        with open(db_path, "rb") as handle:
+            opened = os.fstat(handle.fileno())
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            con = duckdb.connect(str(db_path), read_only=True)
+            now = os.stat(db_path)
+        if (now.st_dev, now.st_ino, now.st_mtime_ns) == (opened.st_dev, opened.st_ino, opened.st_mtime_ns):
+            with open(reads, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"database": str(db_path.resolve()), "sha256": digest,
+                                      "mtime_ns": opened.st_mtime_ns}) + "\n")
+            return con
+        con.close()  # replaced while it was opened: open the new one
+    raise StorageError(db_path, "was replaced again and again while it was being opened")
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -46,13 +109,19 @@ def append(con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame) ->
     con.unregister("incoming")
 
 
-def _lock(db_path: Path):
-    return files.lock(db_path, f"waiting for another write of {db_path} to finish ...")
+@contextlib.contextmanager
+def _locked(db_path: Path) -> Iterator[None]:
+    """The database's lock, and what killed writes left beside it removed: holding the lock, no other
+    write of it is under way."""
+    with files.lock(db_path, f"waiting for another write of {db_path} to finish ..."):
+        files.remove_stale(db_path, locked=True)
+        yield
 
 
 @contextlib.contextmanager
 def _written(db_path: Path, tmp: Path, copy: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection to `tmp` (a copy of `db_path` when `copy`), checkpointed when the block ends."""
+    """A read-write connection to `tmp` (a copy of `db_path` when `copy`), checkpointed when the block
+    ends; an error of the disk becomes a `StorageError` naming the database."""
     try:
         if copy:
             shutil.copyfile(db_path, tmp)
@@ -60,31 +129,74 @@ def _written(db_path: Path, tmp: Path, copy: bool) -> Iterator[duckdb.DuckDBPyCo
             con.execute("SET enable_progress_bar = false")  # long writes draw their own
             yield con
             con.execute("CHECKPOINT")
+    except (duckdb.IOException, duckdb.OutOfMemoryException, duckdb.FatalException) as exc:
+        # (DuckDB reports a full disk as any of these, depending on what it was writing.)
+        full = f"{errors.DISK_FULL}: " if "No space left on device" in str(exc) else ""
+        raise StorageError(db_path, f"could not be written (nothing was changed): {full}{exc}") from None
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise StorageError(db_path, f"could not be written (nothing was changed): {errors.reason(exc)}") from None
     finally:
         tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
 def create(db_path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection to a new, empty database that replaces `db_path` only if the block succeeds."""
+    """A read-write connection to a new, empty database that replaces `db_path` only if the block succeeds.
+
+    A file at `db_path` that is not a DuckDB database is never replaced."""
     db_path = Path(db_path)
+    if _kind(db_path) == "folder":
+        raise StorageError(db_path, "is a folder, not a database: name a .duckdb file")
+    if _kind(db_path) == "other" and db_path.stat().st_size:
+        raise StorageError(db_path, "is not a DuckDB database, and a build replaces only a database: "
+                                    "name another file, or remove this one")
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(db_path):
-        # A write killed mid-way leaves its temporary file behind; holding the lock, no other write owns one.
-        for stale in db_path.parent.glob(f".{db_path.name}.tmp-*"):
-            stale.unlink()
-        with files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=False) as con:
+    with _locked(db_path), files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=False) as con:
+        yield con
+
+
+class Writing:
+    """A write of an existing database under its lock (`writing`): `reading` the database as it is, to
+    validate what will change it, then `modifying` a copy that replaces it only if the block succeeds.
+    Holding the lock throughout, what was validated is what is written: no other write comes between."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        try:
+            with connect(self.db_path) as con:
+                yield con
+        except duckdb.IOException as exc:  # a damaged file may open, and fail when read
+            raise StorageError(self.db_path, f"cannot be read: {exc}") from None
+
+    @contextlib.contextmanager
+    def modifying(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection to a copy of the database that replaces it only if the block succeeds:
+        a write that fails, or is killed, leaves the database byte-identical."""
+        with files.atomic_write(self.db_path) as tmp, _written(self.db_path, tmp, copy=True) as con:
             yield con
 
 
 @contextlib.contextmanager
-def modify(db_path: Path | str = paths.DATABASE) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection to a copy of the database that replaces it only if the block succeeds.
-
-    An import that fails, or is killed, leaves the database byte-identical.
-    """
+def writing(db_path: Path | str = paths.DATABASE) -> Iterator[Writing]:
+    """Hold the lock of the existing database `db_path` for a `Writing` (an import)."""
     db_path = Path(db_path)
-    if not db_path.is_file():
-        raise FileNotFoundError(f"no database at {db_path}: build it with `make db`")
-    with _lock(db_path), files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=True) as con:
-        yield con
+    _existing(db_path)
+    with _locked(db_path):
+        yield Writing(db_path)
+
+
+def copy(source: Path | str, target: Path | str) -> Path:
+    """Copy the database `source` to `target`, as a write of `target`: under its lock, atomically."""
+    source, target = Path(source), Path(target)
+    _existing(source)
+    if _kind(target) not in ("missing", "duckdb"):
+        raise StorageError(target, "is not a DuckDB database, and a copy replaces only a database")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target), files.atomic_write(target) as tmp:
+        shutil.copyfile(source, tmp)
+    return target

@@ -32,6 +32,7 @@ from analysis import store  # noqa: E402
 from analysis.analyses.surface import bench_markdown  # noqa: E402
 from analysis.core import paths  # noqa: E402
 from analysis.core.vocabulary import UNRELIABLE_LANGUAGES  # noqa: E402
+from analysis.io.records import write_csv_for_people  # noqa: E402
 from analysis.pipeline import surface  # noqa: E402
 from analysis.pipeline.language_id import CLD2_LANGUAGES, LANGID_ENGINES, normalise_code  # noqa: E402
 
@@ -139,7 +140,7 @@ def run(db_path: Path, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "surface.json").write_text(json.dumps(results, indent=2) + "\n")
     (out_dir / "surface.md").write_text(bench_markdown(results) + "\n")
-    disagreements.write_csv(out_dir / "surface_disagreements.csv")
+    write_csv_for_people(disagreements, out_dir / "surface_disagreements.csv")
     return results
 
 

@@ -297,7 +297,7 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
 
 @pytest.mark.parametrize("name, old, new, message", [
     ("table2_zero_shot.csv", "model,region,metric,value,setting", "model,region,metric,score,setting",
-     "table2_zero_shot.csv, line 1: missing column(s) value"),
+     "table2_zero_shot.csv, line 1 (header): missing column(s) 'value'"),
     ("table2_zero_shot.csv", "M1,R2,bleu", "M1,Atlantis,bleu",
      "table2_zero_shot.csv, line 3, field 'region': unknown region 'Atlantis'"),
     ("table4_llm_judge.csv", "M1,R1,gpt4o_judge_1to10,6.00", "M1,R1,gpt4o_judge_1to10,six",
@@ -309,7 +309,7 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
     ("table1_dataset.csv", "R1,City1,10,100,5,2,3,10", "R1,City1,10,100,5,2,3,11",
      "table1_dataset.csv, line 2, field 'total_annotated': 11 is not train + dev + test = 10"),
     ("table1_dataset.csv", "R3,City3,30", "R3,City3,thirty",
-     "table1_dataset.csv, line 4, field 'seed_queries': 'thirty' is not an integer"),
+     "table1_dataset.csv, line 4, field 'seed_queries': is 'thirty'; expected a whole number"),
     ("table24_answer_edit_distance.csv", "R3,train", "R3,validation",
      "table24_answer_edit_distance.csv, line 6, field 'split': unknown split 'validation'"),
     ("table1_dataset.csv", "R2,City2,20", "R2,Elsewhere,20",
@@ -317,7 +317,7 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
     ("regions.csv", "R3,Lang3,l3,City3,medium", "R3,Lang3,l3,City3,tiny",
      "regions.csv, line 4, field 'resource_level': unknown resource_level 'tiny'"),
     ("table23_additional_pairs.csv", "Lang1,Place2,250", "Lang1,Place2,many",
-     "table23_additional_pairs.csv, line 3, field 'qa_pairs': 'many' is not an integer"),
+     "table23_additional_pairs.csv, line 3, field 'qa_pairs': is 'many'; expected a whole number"),
     ("table23_additional_pairs.csv", "Lang2,Place3,40", "Lang1,Place1,40",
      "table23_additional_pairs.csv, line 4: duplicate language, location ('Lang1', 'Place1')"),
 ])

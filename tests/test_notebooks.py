@@ -58,7 +58,7 @@ def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
                          figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
                          build_root=tmp_path / "build")
     message = str(info.value)
-    assert "01_dataset_overview.ipynb failed in code cell" in message and "FileNotFoundError" in message
+    assert "01_dataset_overview.ipynb failed in code cell" in message and "missing.duckdb: no database here" in message
     assert (tmp_path / "build" / "executed" / "01_dataset_overview.ipynb").is_file()
     assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()
     assert not (tmp_path / "figures" / "01_dataset_overview").exists()

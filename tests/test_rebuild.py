@@ -140,7 +140,7 @@ def test_a_failed_check_leaves_the_previous_database(tmp_path, tiny, monkeypatch
     with pytest.raises(CheckFailed, match="was not written: 1 check of the new database failed"):
         build(source, db_path, verify=False, progress=False)
     assert _digest(db_path) == before and not list(db_path.parent.glob(".*.tmp-*"))
-    assert cli.main(["build-db", "--source", str(source), "--db", str(db_path), "--no-verify"]) == 1
+    assert cli.main(["build-db", "--source", str(source), "--db", str(db_path), "--no-verify"]) == 2
     assert "error: " in capsys.readouterr().err and _digest(db_path) == before
 
 

@@ -92,18 +92,97 @@ def test_report_starts_with_a_summary_and_carries_its_provenance(built_reports, 
     assert {p.stem for p in figures.glob("*.pdf")} == {p.stem for p in figures.glob("*.png")}
 
 
-def test_index_links_every_report_with_thumbnail_and_provenance(chromium, built_reports, database):
+# What a reader sees of a page: its title, its links, its tables' cells and whether a table is cut.
+READER_VIEW_JS = """(() => {
+  // An excerpt of a long text is one by design (its column says so); every other cell is whole.
+  const cells = Array.from(document.querySelectorAll('td, th'))
+    .filter(c => !(c.getAttribute('headers') || '').endsWith('-excerpt'))
+    .map(c => c.innerText.trim());
+  const tables = Array.from(document.querySelectorAll('table'));
+  const cut = tables.filter(t => {
+    const box = t.parentElement;
+    return box.scrollWidth > box.clientWidth + 1 && getComputedStyle(box).overflowX !== 'visible'
+      || t.getBoundingClientRect().right > document.documentElement.clientWidth + 1;
+  }).map(t => (t.querySelector('caption, .gt_title') || t).innerText.slice(0, 80));
+  const toc = document.querySelector('nav.calmqa-toc');
+  const tocTargets = toc ? Array.from(toc.querySelectorAll('a')).map(a => a.getAttribute('href').slice(1)) : [];
+  const provenance = document.querySelector('.calmqa-provenance');
+  return {
+    title: document.title,
+    indexLinks: Array.from(document.querySelectorAll('a[href="index.html"]')).length,
+    text: document.body.innerText,
+    cells: cells,
+    polarsTables: document.querySelectorAll('table.dataframe').length,
+    cutTables: cut,
+    pageHeight: document.documentElement.scrollHeight,
+    screenHeight: window.innerHeight,
+    toc: !!toc,
+    missingTargets: tocTargets.filter(id => !document.getElementById(id)),
+    provenanceBreak: provenance ? getComputedStyle(provenance).wordBreak : null,
+  };
+})()"""
+POLARS_DTYPE = re.compile(r"^(str|bool|null|i8|i16|i32|i64|u8|u16|u32|u64|f32|f64|date|datetime\[.*\]|list\[.*\])$")
+
+
+def _parameter_names(name: str) -> set[str]:
+    """The names of a notebook's parameters that only a notebook user would know (snake_case ones)."""
+    import ast
+
+    notebook = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    source = next(c.source for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+    assigned = {t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets}
+    return {n for n in assigned if "_" in n} - {"db_path", "output_dir"}
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_report_reads_as_a_report(chromium, built_reports, name):
+    """A reader's view: a real title, a way back to the index, tables for people (no polars dump, no cut
+    table or cell), a table of contents on a page longer than two screens, a provenance line that does
+    not break words, and no text addressed to whoever runs the notebook."""
+    page = built_reports / "reports" / f"{name}.html"
+    view = chromium.open(page, viewport=(1400, 900), actions=lambda chrome, session: chrome.evaluate(session, READER_VIEW_JS)).values
+    title = provenance.read(page)["title"]
+    assert view["title"].startswith(title) and view["title"] not in ("Notebook", name), view["title"]
+    assert view["indexLinks"] >= 1, f"{name} has no link back to the index"
+    assert "shape: (" not in view["text"] and view["polarsTables"] == 0, f"{name} shows a polars frame as it prints"
+    dtype_cells = [c for c in view["cells"] if POLARS_DTYPE.match(c)]
+    assert not dtype_cells, f"{name} has a dtype row or null cells: {dtype_cells[:5]}"
+    assert not [c for c in view["cells"] if c in ("…", "...") or c.endswith("…")], f"{name} cuts a table's rows or a cell"
+    assert not [c for c in view["cells"] if len(c) > 1 and c[0] == c[-1] == '"'], f"{name} quotes its strings"
+    assert not view["cutTables"], f"{name}: tables wider than the page at 1400 px: {view['cutTables']}"
+    if view["pageHeight"] > 2 * view["screenHeight"]:
+        assert view["toc"], f"{name} is longer than two screens and has no table of contents"
+    assert not view["missingTargets"], f"{name}: contents entries lead nowhere: {view['missingTargets']}"
+    assert view["provenanceBreak"] not in ("break-all", None)
+    spoken = [p for p in _parameter_names(name) if p in view["text"]]
+    assert not spoken, f"{name} addresses notebook users in the report (parameters {spoken})"
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", html), f"{name} would fetch a font or style"
+
+
+def test_index_links_every_report_with_thumbnail_and_one_provenance(chromium, built_reports, database):
     page = built_reports / "reports" / "index.html"
-    result = chromium.open(page)
+
+    def look(chrome, session):
+        return chrome.evaluate(session, """Array.from(document.images).map(i => ({
+            natural: i.naturalWidth / i.naturalHeight, shown: i.getBoundingClientRect().width / i.getBoundingClientRect().height}))""")
+
+    result = chromium.open(page, viewport=(1400, 900), actions=lambda chrome, session: {"images": look(chrome, session)})
     assert result.problems == []
     html = page.read_text(encoding="utf-8")
     for name in NOTEBOOK_NAMES:
         assert f'href="{name}.html"' in html
     links = re.findall(r'<h2><a href="([^"]+)\.html"', html)
     assert links[0] == run.REPRODUCTION_NOTEBOOK, "the paper reproduction is not the first report of the index"
+    assert "What to read first" in html
     with_figures = [n for n in NOTEBOOK_NAMES if list((built_reports / "figures" / n).glob("*.png"))]
     assert html.count('src="data:image/png;base64,') == len(with_figures)
-    assert html.count(files.sha256(database)) == len(NOTEBOOK_NAMES)
+    images = result.values["images"]
+    assert len(images) == len(with_figures)
+    stretched = [i for i in images if abs(i["shown"] / i["natural"] - 1) > 0.02]
+    assert not stretched, f"thumbnails not at their aspect ratio: {stretched}"
+    # One provenance for the page: the database's hash once, not once per report.
+    assert html.count(files.sha256(database)) == 1
 
 
 def test_the_checker_fails_on_blank_charts_requests_and_console_errors(chromium, tmp_path):

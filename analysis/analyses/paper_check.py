@@ -16,6 +16,7 @@ missing, which `problem` names. `python -m analysis check-paper` prints the coun
 and per paper item, then every failure, and exits with status 1 when there is one.
 """
 
+import math
 import sys
 from pathlib import Path
 
@@ -55,16 +56,22 @@ class _Figures:
         self.root = Path(root)
         self._tables: dict[str, pl.DataFrame | None] = {}
 
-    def table(self, source: str) -> pl.DataFrame | None:
+    def table(self, source: str) -> pl.DataFrame | str | None:
+        """The figures CSV of `source`, None when there is none, or why it cannot be read."""
         if source not in self._tables:
             path = self.root / f"{source}.csv"
-            self._tables[source] = pl.read_csv(path, infer_schema=False) if path.is_file() else None
+            try:
+                self._tables[source] = pl.read_csv(path, infer_schema=False) if path.is_file() else None
+            except (pl.exceptions.PolarsError, OSError) as exc:
+                self._tables[source] = f"{path} cannot be read as CSV ({str(exc).splitlines()[0]}): run `make figures` again"
         return self._tables[source]
 
     def value(self, claim: dict) -> tuple[float | None, str | None]:
         """The suite's value of a reachable claim, or None and what is missing."""
         source, column = claim["source"], claim["value_column"]
         table = self.table(source)
+        if isinstance(table, str):
+            return None, table
         if table is None:
             notebook = source.split("/")[0]
             return None, (f"{self.root / source}.csv does not exist: run `make figures` (notebook {notebook} "
@@ -82,9 +89,12 @@ class _Figures:
         if text is None or not text.strip():
             return None, f"{source}.csv: the {column!r} of the row {claim['match']} is empty"
         try:
-            return float(text), None
+            value = float(text)
         except ValueError:
-            return None, f"{source}.csv: the {column!r} of the row {claim['match']} is {text!r}, not a number"
+            value = math.nan
+        if not math.isfinite(value):
+            return None, f"{source}.csv: the {column!r} of the row {claim['match']} is {text!r}, not a finite number"
+        return value, None
 
 
 def check_registry(claims_folder: Path | str = paths.PAPER_CLAIMS, figures_root: Path | str = paths.FIGURES) -> pl.DataFrame:

@@ -283,7 +283,7 @@ def choose_score(answers: pl.DataFrame, score: str = "auto", min_metrics_coverag
         reason = (f"imported metrics cover {coverage:.1%} of the answers without surface issues"
                   + ("" if score == "s" else f" (less than {min_metrics_coverage:.0%}), so S cannot be compared"))
     elif score in SCORES:
-        reason = "as the parameter `score` asks"
+        reason = "chosen for this run"
     else:
         raise ValueError(f"score is {score!r}; expected auto or one of {', '.join(SCORES)}")
     note = f"The compared score is **{SCORES[score]}**: {reason}."

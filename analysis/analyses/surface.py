@@ -1,16 +1,14 @@
 """Surface-level quality of the model answers (docs/methods.md, section 03 Surface quality): reads the
 verdicts of `answer_surface` and `question_language_id` (computed by `analysis.pipeline.surface`) for
 notebook 03: language, repetitions, provider errors, textual indicators, answer lengths, the agreement
-with the annotators, and the benchmarks of the stage.
+with the annotators; and the words of the surface benchmark's results (`make bench-surface`, docs/performance.md).
 """
 
-from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from ..core import paths
-from ..io import bench, tokenizer_ranks
+from ..io import tokenizer_ranks
 from ..stats import comparisons, intervals
 from . import dimensions
 
@@ -97,9 +95,11 @@ def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.D
             .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
             .with_columns(*[_share(count, denominator).round(1).alias(metric)
                             for metric, (count, denominator) in METRIC_COUNTS.items()],
-                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1))
+                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
+                          # Section 3 speaks of the share with a surface issue (provider errors included).
+                          pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1))
             .select("model", "question_type", "n_languages", "n_answers", "n_provider_errors", *METRICS,
-                    "pct_provider_errors")
+                    "pct_provider_errors", "pct_surface_issues")
             .pipe(dimensions.in_order, ["model", "question_type"]))
 
 
@@ -186,6 +186,12 @@ def question_identification_accuracy(con: duckdb.DuckDBPyConnection, question_ty
     return table.select("resource_level", "language", "iso_code", "unreliable", "n_questions", "n_identified",
                         "pct_identified", "ci_low", "ci_high", "n_questions_all_types", "pct_identified_all_types",
                         "detected_instead")
+
+
+def fully_identified_languages(accuracy: pl.DataFrame) -> pl.DataFrame:
+    """Appendix C.1's count: the languages whose every question of Table 13 was identified, and which."""
+    full = accuracy.filter(pl.col("n_identified") == pl.col("n_questions")).sort("language")
+    return pl.DataFrame({"n_languages": [full.height], "languages": [", ".join(full["language"])]})
 
 
 # ---------------------------------------------------------------- textual indicators (Appendix C.2)
@@ -364,16 +370,6 @@ def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, er
     )
 
 
-def bench_summary(bench_folder: Path | str = paths.BENCH_RESULTS) -> tuple[str, pl.DataFrame | None]:
-    """The surface benchmark's findings in words and its engines' table (`make bench-surface`'s results in
-    `bench_folder`); without them, a sentence saying how to get them and no table."""
-    results = bench.read(bench_folder, bench.SURFACE)
-    if results is None:
-        return (f"No benchmark results in `{bench_folder}`: run `make bench-surface` (scripts/bench_surface.py) "
-                "to measure agreement and speed.", None)
-    return bench_markdown(results), bench_engines(results)
-
-
 def bench_engines(bench: dict) -> pl.DataFrame:
     """One row per langid engine: time, share of the authors' time, agreement with their verdicts."""
     return pl.DataFrame(bench["engines"]).select(
@@ -415,19 +411,11 @@ def bench_markdown(bench: dict) -> str:
     return "\n".join(lines)
 
 
-def tokenizer_markdown(con: duckdb.DuckDBPyConnection, bench_folder: Path | str = paths.BENCH_RESULTS) -> str:
-    """Which encoding counted the repetitions and token lengths, and how it was verified (from
-    `make check-tokenizer`'s results in `bench_folder` when they are there)."""
-    check = bench.read(bench_folder, bench.TOKENIZER)
+def tokenizer_markdown(con: duckdb.DuckDBPyConnection) -> str:
+    """Which encoding counted the repetitions and token lengths, and how it is verified."""
     used = [r[0] for r in con.sql("SELECT DISTINCT tokenizer FROM answer_surface ORDER BY 1").fetchall()]
-    text = (f"Repetitions and token counts use tiktoken's **{', '.join(used)}** encoding, as the paper did, offline: "
+    return (f"Repetitions and token counts use tiktoken's **{', '.join(used)}** encoding, as the paper did, offline: "
             f"its rank file is rebuilt from the `quicktok-v1` package and checked against tiktoken's own sha256 "
-            f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use.")
-    if check is None:
-        return text + (" `make check-tokenizer` compares its token ids with a second implementation on every text "
-                       "of the release and measures what cl100k_base would change; it has not been run here.")
-    e, r = check["exactness"], check["repetition"]
-    outcome = "identical on every one" if e["n_differing"] == 0 else f"**different on {e['n_differing']}**"
-    return text + (f" Against {e['second_implementation']}'s own implementation, the token ids are {outcome} of "
-                   f"{e['n_texts']:,} texts ({e['n_tokens']:,} tokens). With cl100k_base instead, "
-                   f"{r['n_verdicts_changed']} of the {r['n_model_answers']:,} repetition verdicts would change.")
+            f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use. `make check-tokenizer` also compares its token "
+            "ids with a second implementation on every text of the release and measures what cl100k_base would "
+            "change (docs/performance.md).")

@@ -1,7 +1,20 @@
-"""The one error type for bad input: it names the file, the record and the field of every problem found."""
+"""The failures a user can cause, each with a message that says where and why, and nothing else.
 
+`Failure` is what the command line (`analysis.cli`, the suite's one error boundary) turns into one
+line `error: ...` and exit status 2, never a traceback: bad input (`InputError`, naming the file, the
+record and the field of every problem), a failed notebook, a new database that failed the build's
+checks, and a file or database that cannot be read or written (`StorageError`: the path and the
+operating system's or the database's reason). `os_reason` words an `OSError` the same way.
+"""
+
+import errno
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+
+class Failure(Exception):
+    """A failure the user can act on: its message names the place and the reason."""
 
 
 @dataclass(frozen=True)
@@ -20,7 +33,7 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-class InputError(Exception):
+class InputError(Failure):
     """Raised with every problem of an input at once, so that a researcher can fix them in one pass."""
 
     def __init__(self, problems: list[Problem]):
@@ -46,7 +59,7 @@ class Problems:
             raise InputError(self.items)
 
 
-class NotebookFailed(Exception):
+class NotebookFailed(Failure):
     """A notebook of `make figures` raised: names the notebook and the cell, and where the executed copy is."""
 
     def __init__(self, source: Path, executed: Path, error) -> None:
@@ -58,7 +71,7 @@ class NotebookFailed(Exception):
         )
 
 
-class CheckFailed(Exception):
+class CheckFailed(Failure):
     """A finished database failed the build's checks (analysis/pipeline/checks.py); it was not written."""
 
     def __init__(self, db_path: Path, failures: list[str]):
@@ -66,3 +79,39 @@ class CheckFailed(Exception):
         noun = "check" if len(failures) == 1 else "checks"
         super().__init__(f"{db_path} was not written: {len(failures)} {noun} of the new database failed:\n  "
                          + "\n  ".join(self.failures))
+
+
+class StorageError(Failure):
+    """A file, folder or database that cannot be read or written: its path and the reason."""
+
+    def __init__(self, path: Path | str, reason: str):
+        self.path = str(path)
+        super().__init__(f"{path}: {reason}")
+
+
+DISK_FULL = "the disk is full: free space (the database is written beside itself, then moved into place)"
+# What the user can do about the commonest reasons a file cannot be read or written.
+_ADVICE = {
+    errno.ENOSPC: DISK_FULL,
+    errno.EDQUOT: "the disk quota is exceeded: free space",
+    errno.EACCES: "permission denied: check the file's and its folder's permissions",
+    errno.EPERM: "operation not permitted: check the file's and its folder's permissions",
+    errno.EROFS: "the file system is read-only: choose a writable place",
+    errno.EISDIR: "is a folder, not a file",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.ENOENT: "no such file or folder",
+    errno.ENAMETOOLONG: "the name is too long for the file system",
+}
+
+
+def reason(exc: OSError) -> str:
+    """Why an operating system call failed, in words that say what to do."""
+    return _ADVICE.get(exc.errno) or exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+
+
+def os_reason(exc: OSError) -> str:
+    """An `OSError` as `path: reason`, e.g. `data/x.duckdb: the disk is full: free space ...`."""
+    where = os.fsdecode(exc.filename) if exc.filename is not None else "a file"
+    if exc.filename2 is not None:
+        where = f"{where} -> {os.fsdecode(exc.filename2)}"
+    return f"{where}: {reason(exc)}"

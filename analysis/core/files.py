@@ -1,14 +1,17 @@
 """The one way the suite writes a file or a folder that others read: into a temporary name beside
 the target, moved into place (`os.replace`, atomic on one file system) only when it is complete. A
 write that fails or is killed leaves the previous target as it was; what it left behind is named
-`.<target>.tmp-<pid>...`, so that it is recognisable and never mistaken for the target. And the one
-way two processes take turns on a target: an exclusive lock file beside it.
+`.<target>.tmp-<pid>...`, so that it is recognisable and never mistaken for the target, and the next
+write of the target removes it (`remove_stale`: what a process that is no longer running left; under
+the target's lock, everything). And the one way two processes take turns on a target: an exclusive
+lock file beside it.
 """
 
 import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,11 +25,44 @@ def temporary_name(target: Path | str) -> Path:
     return target.with_name(f".{target.name}.tmp-{os.getpid()}{target.suffix}")
 
 
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def remove_stale(target: Path | str, locked: bool = False) -> list[Path]:
+    """Remove what killed writes of `target` left beside it (`.<target>.tmp-<pid>...` files and folders,
+    a DuckDB file's `.wal` with them): those of processes no longer running, or all of them when the
+    caller holds the target's lock (no other write of it can be under way). Returns what it removed."""
+    target = Path(target)
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.tmp-(\d+)")
+    removed = []
+    try:
+        siblings = list(target.parent.iterdir())
+    except FileNotFoundError:
+        return removed
+    for path in siblings:
+        match = pattern.match(path.name)
+        if match and (locked or not _running(int(match.group(1)))):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_write(target: Path | str) -> Iterator[Path]:
     """Yield a temporary path to write; on leaving the block without an error it replaces `target`."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(target)
     tmp = temporary_name(target)
     try:
         yield tmp
@@ -47,6 +83,7 @@ def atomic_folder(target: Path | str) -> Iterator[Path]:
     """Yield a fresh temporary folder to fill; on success it takes the place of the folder `target`."""
     target = Path(target)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    remove_stale(target)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:

@@ -16,6 +16,8 @@ NATIVQA = DATA / "nativqa"
 PAPER_CLAIMS = DATA / "paper" / "claims"
 BENCH_RESULTS = ROOT / "bench" / "results"
 NOTEBOOKS = ROOT / "notebooks"
+# The reference pages: docs/methods.md by hand, the others generated (`python -m analysis docs`).
+DOCS = ROOT / "docs"
 FIGURES = ROOT / "figures"
 REPORTS = ROOT / "reports"
 BUILD = ROOT / "build"

@@ -1,6 +1,6 @@
-"""The benchmarks' results that report 03 shows (a prerequisite of that report in the Makefile):
-`surface.json` (`make bench-surface`, scripts/bench_surface.py) and `tokenizer.json`
-(`make check-tokenizer`, scripts/check_tokenizer.py), in bench/results/."""
+"""The benchmarks' results that docs/performance.md shows (`python -m analysis docs`): `surface.json`
+(`make bench-surface`, scripts/bench_surface.py) and `tokenizer.json` (`make check-tokenizer`,
+scripts/check_tokenizer.py), in bench/results/."""
 
 import json
 from pathlib import Path

@@ -28,59 +28,105 @@ MODEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes"}, {"0", "false", "no"}
 QUESTION_TYPE_WORDS = {"specific": "specific", "culturally specific": "specific", "cultural": "specific",
                        "agnostic": "agnostic", "culturally agnostic": "agnostic", "non-cultural": "agnostic"}
+# Control characters (a tab, a newline, a carriage return...) have no place in a name shown in figures.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The names figures give the human reference answers: no model may be shown as one of them.
+RESERVED_DISPLAY_NAMES = ("Human", "Human (dot points)")
 
 
 # ------------------------------------------------------------------------------------------ values
 
-def _whole_number(value, path, record, field, problems) -> int | None:
-    text = str(value).strip()
-    if not re.fullmatch(r"\d+", text):
-        problems.add(path, record, field, f"is {value!r}; expected a whole number of 0 or more")
-        return None
-    return int(text)
-
-
 def _flag(value, path, record, field, problems) -> bool | None:
-    text = str(value).strip().lower()
-    if text in TRUE_WORDS:
-        return True
-    if text in FALSE_WORDS:
-        return False
-    problems.add(path, record, field, f"is {value!r}; expected one of 1/0, true/false, yes/no")
+    """A yes/no value: a JSON boolean, 1/0, or the words true/false, yes/no."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1) or isinstance(value, str):
+        word = str(value).strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    shown = repr(value) if isinstance(value, str) else records.json_type(value)
+    problems.add(path, record, field, f"is {shown}; expected one of 1/0, true/false, yes/no")
     return None
+
+
+def has_control(text: str) -> bool:
+    return bool(_CONTROL.search(text))
+
+
+def display_key(name: str) -> str:
+    """What makes two display names the same in a figure: case and spacing aside."""
+    return " ".join(name.split()).casefold()
+
+
+def _display_name(value, path, record, problems) -> str | None:
+    name = records.text(value, path, record, "display_name", problems, optional=True)
+    if name is None:
+        return None
+    if _CONTROL.search(name) or name != name.strip():
+        problems.add(path, record, "display_name", f"is {name!r}; a display name has no control character "
+                                                   "and no space at either end")
+        return None
+    if display_key(name) in {display_key(n) for n in RESERVED_DISPLAY_NAMES}:
+        problems.add(path, record, "display_name", f"is {name!r}, the name figures give the human reference answers")
+        return None
+    return name
 
 
 # ------------------------------------------------------------------------------------------ answers
 
 ANSWER_COLUMNS = ("question", "language", "model", "answer")
 ANSWER_OPTIONAL = ("model_version", "display_name")
+ANSWER_SCHEMA = {"question_id": pl.Int64, "model": pl.String, "text": pl.String, "model_version": pl.String,
+                 "display_name": pl.String, "name": pl.String}
 
 
-def read_answer_file(path: Path, questions: dict[tuple[str, str], int], languages: set[str],
-                     problems: Problems) -> pl.DataFrame:
-    """Validated answers of a CSV/JSONL file, or of a file in the release's JSON format; `questions` maps
-    (upstream name, language) to the question id of every question of the database."""
+@dataclass(frozen=True)
+class Holdings:
+    """What the database holds that an answers file is checked against."""
+
+    questions: dict[tuple[str, str], int]  # (upstream name, language) -> question id
+    languages: set[str]
+    models: dict[str, str]  # model key -> display name
+    answers: dict[str, tuple[int, str | None]]  # answer name -> (question id, model; None for a human answer)
+
+
+def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataFrame:
+    """Validated answers of a CSV/JSONL file, or of a file in the release's JSON format, checked against
+    what the database holds: every question exists, no answer takes the name of another, and every model
+    keeps one display name that no other model has."""
     if ingest.DATASET_FILE.match(path.name):
-        return _release_format_answers(path, questions, languages, problems)
+        rows = _release_format_answers(path, held, problems)
+    else:
+        rows = _table_answers(path, held, problems)
+    _check_identities(path, rows, held, problems)
+    return pl.DataFrame([{c: row[c] for c in ANSWER_SCHEMA} for row in rows], schema=ANSWER_SCHEMA)
+
+
+def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
     rows, seen = [], {}
     for record, row in tqdm(records.read_rows(path, ANSWER_COLUMNS, ANSWER_OPTIONAL, problems), desc=f"read {path.name}",
                             unit=" rows", disable=None):
-        language, model, question = str(row["language"]), str(row["model"]), str(row["question"])
+        found = len(problems.items)
+        question, language, model, answer = (records.text(row[field], path, record, field, problems)
+                                             for field in ANSWER_COLUMNS)
+        model_version = records.text(row.get("model_version"), path, record, "model_version", problems, optional=True)
+        display_name = _display_name(row.get("display_name"), path, record, problems)
+        if len(problems.items) > found:
+            continue
         ok = True
-        if language not in languages:
+        if language not in held.languages:
             problems.add(path, record, "language", f"unknown language {language!r}; expected one of "
-                                                   f"{', '.join(sorted(languages))}")
+                                                   f"{', '.join(sorted(held.languages))}")
             ok = False
-        elif (question, language) not in questions:
+        elif (question, language) not in held.questions:
             problems.add(path, record, "question", f"no question {question!r} in {language}; expected an upstream "
                                                    "name such as german:0 or non_cultural:3")
             ok = False
         if not MODEL_KEY.match(model):
             problems.add(path, record, "model", f"is {model!r}; a model key is lower-case letters, digits, '.', "
                                                 "'-' or '_', e.g. my-model-7b")
-            ok = False
-        if not isinstance(row["answer"], str):
-            problems.add(path, record, "answer", "expected text")
             ok = False
         if not ok:
             continue
@@ -90,78 +136,134 @@ def read_answer_file(path: Path, questions: dict[tuple[str, str], int], language
                                                    f"(the first is on {seen[key]})")
             continue
         seen[key] = record
-        rows.append({"question_id": questions[question, language], "model": model, "text": row["answer"],
-                     "model_version": str(row.get("model_version") or "") or None,
-                     "display_name": str(row.get("display_name") or "") or None,
-                     "name": f"{question}:language.{language.lower()}:{model}"})
-    return pl.DataFrame(rows, schema={"question_id": pl.Int64, "model": pl.String, "text": pl.String,
-                                      "model_version": pl.String, "display_name": pl.String, "name": pl.String})
+        rows.append({"question_id": held.questions[question, language], "model": model, "text": answer,
+                     "model_version": model_version, "display_name": display_name,
+                     "name": f"{question}:language.{language.lower()}:{model}", "record": record})
+    return rows
 
 
-def _release_format_answers(path: Path, questions, languages, problems: Problems) -> pl.DataFrame:
+def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
     match = ingest.DATASET_FILE.match(path.name)
     question_type, key = match.group(1), match.group(2)
-    language = {name.lower(): name for name in languages}.get(key)
+    language = {name.lower(): name for name in held.languages}.get(key)
     if language is None:
         problems.add(path, None, None, f"unknown language {key!r} in the file name")
-        return pl.DataFrame()
+        return []
     _, answers = ingest.read_dataset_file(path, question_type, language, problems, new_models=True)
     rows = []
     for answer in answers:
         if answer["is_human"]:
             continue
-        qid = questions.get((answer["question_name"], language))
+        qid = held.questions.get((answer["question_name"], language))
         if qid is None:
             problems.add(path, f"answer {answer['name']}", "name", f"its question is not in the database's {language} questions")
             continue
         rows.append({"question_id": qid, "model": answer["model"], "text": answer["text"],
-                     "model_version": answer["model_version"], "display_name": None, "name": answer["name"]})
-    return pl.DataFrame(rows, schema={"question_id": pl.Int64, "model": pl.String, "text": pl.String,
-                                      "model_version": pl.String, "display_name": pl.String, "name": pl.String})
+                     "model_version": answer["model_version"], "display_name": None, "name": answer["name"],
+                     "record": f"answer {answer['name']}"})
+    return rows
+
+
+def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Problems) -> None:
+    """Every answer name names one answer, and every display name one model (case and spacing aside)."""
+    for row in rows:
+        owner = held.answers.get(row["name"])
+        if owner is not None and owner != (row["question_id"], row["model"]):
+            problems.add(path, row["record"], "name", f"the answer name {row['name']!r} is already another answer's "
+                                                      f"(of {owner[1] or 'a human'}); an answer name names one answer")
+    display_by_model: dict[str, tuple[str, str]] = {}
+    for row in rows:
+        if row["display_name"] is None:
+            continue
+        first = display_by_model.setdefault(row["model"], (row["display_name"], row["record"]))
+        if first[0] != row["display_name"]:
+            problems.add(path, row["record"], "display_name", f"is {row['display_name']!r}, but {first[1]} gives "
+                                                              f"{row['model']} the display name {first[0]!r}")
+    owners = {display_key(name): model for model, name in held.models.items()}
+    for model in dict.fromkeys(row["model"] for row in rows):
+        given = display_by_model.get(model)
+        if model in held.models:
+            if given is not None and given[0] != held.models[model]:
+                problems.add(path, given[1], "display_name", f"is {given[0]!r}, but {model} is in the database as "
+                                                             f"{held.models[model]!r}; give that display name or none")
+            continue
+        name, record = given if given is not None else (model, next(r["record"] for r in rows if r["model"] == model))
+        other = owners.get(display_key(name))
+        if other is not None:
+            problems.add(path, record, "display_name" if given else "model",
+                         f"the display name {name!r} of the new model {model} is already {other}'s "
+                         f"({held.models.get(other, name)!r}); figures would merge the two: give another display name")
+        owners[display_key(name)] = model
 
 
 # ------------------------------------------------------------------------------------------ metrics
 
 METRIC_KEYS = ("answer", "question", "language", "model")
 METRIC_VALUES = ("n_claims", "n_supported", "relevant")
+METRIC_SCHEMA = {"answer_id": pl.Int64, "n_claims": pl.Int32, "n_supported": pl.Int32, "relevant": pl.Boolean}
 
 
 def read_metric_file(path: Path, by_name: dict[str, int], by_key: dict[tuple[str, str, str], int],
                      problems: Problems) -> pl.DataFrame:
     """Validated metrics keyed by answer name, or by question, language and model: `by_name` maps the
-    upstream name of every model answer, `by_key` its (question name, language, model), to its id."""
+    upstream name of every model answer, `by_key` its (question name, language, model), to its id.
+    Every record (each line of a JSONL file on its own) has a key and gives metrics."""
     rows, seen = [], {}
-    header_checked = False
     for record, row in records.read_rows(path, (), METRIC_KEYS + METRIC_VALUES, problems):
-        if not header_checked:
-            header_checked = True
-            if not _metric_columns_ok(path, record, row, problems):
-                return pl.DataFrame()
-        if "answer" in row:
-            answer_id = by_name.get(str(row["answer"]))
-            where = f"no model answer named {row['answer']!r}"
-        else:
-            answer_id = by_key.get((str(row["question"]), str(row["language"]), str(row["model"])))
-            where = f"no answer of {row['model']!r} to {row['question']!r} in {row['language']!r}"
-        if answer_id is None:
-            problems.add(path, record, "answer" if "answer" in row else "question", where)
+        if not _metric_columns_ok(path, record, row, problems):
+            if path.suffix.lower() == ".csv":
+                return pl.DataFrame(schema=METRIC_SCHEMA)  # the header is wrong: every row would say so
             continue
+        answer_id = _metric_answer(path, record, row, by_name, by_key, problems)
         values = {"answer_id": answer_id, "n_claims": None, "n_supported": None, "relevant": None}
         if "n_claims" in row:
-            values["n_claims"] = _whole_number(row["n_claims"], path, record, "n_claims", problems)
-            values["n_supported"] = _whole_number(row["n_supported"], path, record, "n_supported", problems)
+            values["n_claims"] = records.whole_number(row["n_claims"], path, record, "n_claims", problems)
+            values["n_supported"] = records.whole_number(row["n_supported"], path, record, "n_supported", problems)
             if None not in (values["n_claims"], values["n_supported"]) and values["n_supported"] > values["n_claims"]:
                 problems.add(path, record, "n_supported", f"is {values['n_supported']}, more than n_claims "
                                                           f"({values['n_claims']})")
         if "relevant" in row:
             values["relevant"] = _flag(row["relevant"], path, record, "relevant", problems)
+        if answer_id is None:
+            continue
         if answer_id in seen:
             problems.add(path, record, None, f"metrics for the same answer as {seen[answer_id]}")
             continue
         seen[answer_id] = record
         rows.append(values)
-    return pl.DataFrame(rows, schema={"answer_id": pl.Int64, "n_claims": pl.Int32, "n_supported": pl.Int32,
-                                      "relevant": pl.Boolean})
+    return pl.DataFrame(rows, schema=METRIC_SCHEMA)
+
+
+def _metric_answer(path, record, row, by_name, by_key, problems) -> int | None:
+    """The id of the answer a metrics record names by `answer`, or by `question`, `language` and
+    `model` (when it gives both, they must name the same answer); an empty or null key is not given."""
+    given = {field for field in METRIC_KEYS if row.get(field) not in (None, "")}
+    if "answer" not in given and not {"question", "language", "model"} <= given:
+        problems.add(path, record, "answer", "names no answer: give `answer`, or `question`, `language` and `model`")
+        return None
+    found = None
+    if "answer" in given:
+        name = records.text(row["answer"], path, record, "answer", problems)
+        if name is None:
+            return None
+        found = by_name.get(name)
+        if found is None:
+            problems.add(path, record, "answer", f"no model answer named {name!r}")
+            return None
+    if {"question", "language", "model"} <= given:
+        key = tuple(records.text(row[field], path, record, field, problems) for field in ("question", "language", "model"))
+        if None in key:
+            return None
+        by_parts = by_key.get(key)
+        if by_parts is None:
+            problems.add(path, record, "question", f"no answer of {key[2]!r} to {key[0]!r} in {key[1]!r}")
+            return None
+        if found is not None and found != by_parts:
+            problems.add(path, record, "answer", f"names another answer than question {key[0]!r}, language "
+                                                 f"{key[1]!r} and model {key[2]!r} do")
+            return None
+        found = by_parts
+    return found
 
 
 def _metric_columns_ok(path: Path, record: str, row: dict, problems: Problems) -> bool:
@@ -180,29 +282,37 @@ def read_veriscore(claims: Path, verification: Path, by_name: dict[str, int], pr
     """VeriScore's own output: its claims (or evidence) file and its verification file, line by line.
 
     Each line of the claims file carries `prompt_source` (which must be the upstream answer name),
-    `abstained` and `all_claims`; the matching line of the verification file maps each claim to
-    `{"verification_result": ...}`. n_claims is the number of distinct claims (0 when VeriScore found
-    "No verifiable claim." or the answer abstained); n_supported counts those verified `supported`.
+    `abstained` (true or false) and `all_claims` (a list of claims; it may be left out when the answer
+    abstained); the matching line of the verification file maps each claim to `{"verification_result":
+    ...}`. n_claims is the number of distinct claims (0 when VeriScore found "No verifiable claim." or
+    the answer abstained); n_supported counts those verified `supported`.
     """
     claim_rows = list(records.read_rows(claims, ("prompt_source", "abstained"), None, problems))
-    verified = [row for _, row in records.read_rows(verification, (), None, problems)]
+    verified = list(records.read_rows(verification, (), None, problems))
     rows, seen = [], {}
     for index, (record, row) in enumerate(claim_rows):
-        answer_id = by_name.get(str(row["prompt_source"]))
-        if answer_id is None:
-            problems.add(claims, record, "prompt_source", f"no model answer named {row['prompt_source']!r}; "
+        source = records.text(row["prompt_source"], claims, record, "prompt_source", problems)
+        answer_id = by_name.get(source) if source is not None else None
+        if source is not None and answer_id is None:
+            problems.add(claims, record, "prompt_source", f"no model answer named {source!r}; "
                                                           "set prompt_source to the upstream answer name")
+        abstained = row["abstained"]
+        if not isinstance(abstained, bool):
+            problems.add(claims, record, "abstained", f"is {records.json_type(abstained)}; expected true or false "
+                                                      "(a JSON boolean; the text \"false\" is not one)")
             continue
-        all_claims = [] if row["abstained"] else row.get("all_claims") or []
-        all_claims = [c for c in dict.fromkeys(all_claims) if c != "No verifiable claim."]
+        all_claims = _claim_list(claims, record, row, abstained, problems)
+        if answer_id is None or all_claims is None:
+            continue
         if all_claims:
-            if index >= len(verified):
+            if index >= len(verified) and verification.is_file():
                 problems.add(verification, f"line {index + 1}", None, "missing: the verification file is shorter "
                                                                       "than the claims file")
+            if index >= len(verified):
                 continue
-            results = verified[index]
-            n_supported = sum(1 for c in all_claims
-                              if isinstance(results.get(c), dict) and results[c].get("verification_result") == "supported")
+            n_supported = _supported(verification, *verified[index], all_claims, index, problems)
+            if n_supported is None:
+                continue
         else:
             n_supported = 0
         if answer_id in seen:
@@ -210,8 +320,39 @@ def read_veriscore(claims: Path, verification: Path, by_name: dict[str, int], pr
             continue
         seen[answer_id] = record
         rows.append({"answer_id": answer_id, "n_claims": len(all_claims), "n_supported": n_supported, "relevant": None})
-    return pl.DataFrame(rows, schema={"answer_id": pl.Int64, "n_claims": pl.Int32, "n_supported": pl.Int32,
-                                      "relevant": pl.Boolean})
+    return pl.DataFrame(rows, schema=METRIC_SCHEMA)
+
+
+def _claim_list(path: Path, record: str, row: dict, abstained: bool, problems: Problems) -> list[str] | None:
+    """The distinct claims of a claims line (none when it abstained or found no verifiable claim)."""
+    value = row.get("all_claims")
+    if abstained and value is None:
+        return []
+    if not isinstance(value, list):
+        problems.add(path, record, "all_claims", f"is {records.json_type(value)}; expected a list of claims "
+                                                 "(a JSON array of strings)")
+        return None
+    for position, claim in enumerate(value):
+        problem = records.text_problem(claim)
+        if problem:
+            problems.add(path, record, f"all_claims[{position}]", problem)
+            return None
+    return [] if abstained else [c for c in dict.fromkeys(value) if c != "No verifiable claim."]
+
+
+def _supported(path: Path, record: str, results: dict, all_claims: list[str], index: int,
+               problems: Problems) -> int | None:
+    """How many of the claims the verification line says are `supported`; every claim must have a result."""
+    n_supported = 0
+    for claim in all_claims:
+        result = results.get(claim)
+        verdict = result.get("verification_result") if isinstance(result, dict) else None
+        if not isinstance(verdict, str):
+            problems.add(path, record, None, f"gives no verification_result (a JSON string) for the claim {claim!r} "
+                                             f"of the claims file's line {index + 1}")
+            return None
+        n_supported += verdict == "supported"
+    return n_supported
 
 
 # ---------------------------------------------------------------------------------------- questions
@@ -225,25 +366,30 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
     rows, seen = [], {}
     for record, row in tqdm(records.read_rows(path, QUESTION_COLUMNS, QUESTION_OPTIONAL, problems), desc=f"read {path.name}",
                             unit=" rows", disable=None):
-        language = str(row["language"]).strip()
-        qtype = QUESTION_TYPE_WORDS.get(str(row["question_type"]).strip().lower())
-        collection = str(row.get("collection") or "auto").strip().lower()
-        category = str(row.get("category") or "").strip() or None
+        found = len(problems.items)
+        values = {field: records.text(row.get(field), path, record, field, problems, optional=field not in QUESTION_COLUMNS)
+                  for field in (*QUESTION_COLUMNS, *QUESTION_OPTIONAL)}
+        if len(problems.items) > found:
+            continue
+        language = values["language"].strip()
+        qtype = QUESTION_TYPE_WORDS.get(values["question_type"].strip().lower())
+        collection = (values["collection"] or "auto").strip().lower()
+        category = (values["category"] or "").strip() or None
         ok = True
         if language not in languages:
             problems.add(path, record, "language", f"unknown language {language!r}; expected one of "
                                                    f"{', '.join(sorted(languages))}")
             ok = False
         if qtype is None:
-            problems.add(path, record, "question_type", f"is {row['question_type']!r}; expected specific or agnostic")
+            problems.add(path, record, "question_type", f"is {values['question_type']!r}; expected specific or agnostic")
             ok = False
         if collection not in ("human", "auto"):
-            problems.add(path, record, "collection", f"is {row['collection']!r}; expected human or auto")
+            problems.add(path, record, "collection", f"is {values['collection']!r}; expected human or auto")
             ok = False
         if category is not None and category not in categories:
             problems.add(path, record, "category", f"unknown category {category!r}")
             ok = False
-        text = str(row["question"])
+        text = values["question"]
         if not text.strip():
             problems.add(path, record, "question", "is empty")
             ok = False
@@ -255,9 +401,8 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
             continue
         seen[key] = record
         rows.append({"language": language, "question_type": qtype, "collection": collection, "text": text,
-                     "text_en": str(row.get("question_english") or "") or None, "category": category,
-                     "answer": str(row.get("answer") or "") or None, "source": str(row.get("source") or "") or None,
-                     "url": str(row.get("url") or "") or None, "normalised": key[2]})
+                     "text_en": values["question_english"], "category": category, "answer": values["answer"],
+                     "source": values["source"], "url": values["url"], "normalised": key[2]})
     return pl.DataFrame(rows, schema={c: pl.String for c in ("language", "question_type", "collection", "text",
                                                               "text_en", "category", "answer", "source", "url",
                                                               "normalised")})
@@ -303,12 +448,19 @@ def read_manifest(folder: Path, problems: Problems) -> list[KeptImport]:
         return []
     kept = []
     for record, row in records.read_rows(path, MANIFEST_COLUMNS, (), problems):
-        if row["kind"] not in KINDS or not row["position"].isdigit():
-            problems.add(path, record, "kind" if row["kind"] not in KINDS else "position",
-                         f"is {row['kind'] if row['kind'] not in KINDS else row['position']!r}; "
-                         f"expected one of {', '.join(KINDS)} and a whole number")
+        found = len(problems.items)
+        position = records.whole_number(row["position"], path, record, "position", problems)
+        if row["kind"] not in KINDS:
+            problems.add(path, record, "kind", f"is {row['kind']!r}; expected one of {', '.join(KINDS)}")
+        for field in ("file", "verification"):
+            if row[field] and (Path(row[field]).name != row[field] or row[field] in (".", "..")):
+                problems.add(path, record, field, f"is {row[field]!r}; expected the name of a file kept in the "
+                                                  "import's own folder")
+        if not row["file"]:
+            problems.add(path, record, "file", "is empty")
+        if len(problems.items) > found:
             continue
-        entry = KeptImport(folder, int(row["position"]), row["kind"], row["file"], row["sha256"],
+        entry = KeptImport(folder, position, row["kind"], row["file"], row["sha256"],
                            row["verification"] or None, row["verification_sha256"] or None)
         for kept_file, expected in ((entry.path, entry.sha256), (entry.verification_path, entry.verification_sha256)):
             if kept_file is None:

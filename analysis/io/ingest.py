@@ -5,10 +5,8 @@ A release folder holds `datasets/dataset-{specific,agnostic}-LANGUAGE.json[.gz]`
 one `InputError` naming the file, the record and the field, before anything is written anywhere.
 """
 
-import gzip
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +16,7 @@ from tqdm import tqdm
 from . import records
 from ..core import vocabulary as vocab
 from ..core.errors import Problems
-from .release import open_uncompressed
+from .release import UNREADABLE, open_uncompressed, unreadable
 
 DATASET_FILE = re.compile(r"^dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?$")
 LANGUAGE_COLUMNS = ("language", "iso_code", "resource_level", "family", "branch", "morphology",
@@ -35,7 +33,7 @@ def normalise_whitespace(text: str) -> str:
 def question_index(name: str) -> int:
     """The number after the last colon of an upstream question name (`german:12` -> 12)."""
     tail = name.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else -1
+    return int(tail) if records.is_whole_number(tail) and len(tail) <= 18 else -1
 
 
 # ---------------------------------------------------------------------------------------------- files
@@ -44,8 +42,8 @@ def read_text(path: Path, problems: Problems) -> str | None:
     try:
         with open_uncompressed(path) as fh:
             raw = fh.read()
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        problems.add(path, None, None, f"cannot be read: {exc} (a truncated or corrupted gzip file?)")
+    except UNREADABLE as exc:
+        problems.add(path, None, None, unreadable(exc))
         return None
     if not raw.strip():
         problems.add(path, None, None, "the file is empty")
@@ -67,10 +65,12 @@ def read_json(path: Path, problems: Problems):
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=records.refuse_constant)
     except json.JSONDecodeError as exc:
         problems.add(path, f"line {exc.lineno} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
-        return None
+    except ValueError as exc:  # NaN or Infinity, or a number of more digits than Python converts
+        problems.add(path, None, None, f"invalid JSON: {records.json_value_problem(exc)}")
+    return None
 
 
 # ------------------------------------------------------------------------------------------- metadata
@@ -108,15 +108,23 @@ def read_categories(path: Path, problems: Problems) -> pl.DataFrame:
 
 def _translation_text(translations, language: str, path: Path, record: str, problems: Problems) -> str | None:
     entry = translations.get(language) if isinstance(translations, dict) else None
-    if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
-        problems.add(path, record, f"translations.{language}.text", "missing or not a string")
+    field = f"translations.{language}.text"
+    if not isinstance(entry, dict) or "text" not in entry:
+        problems.add(path, record, field, "missing")
         return None
-    return entry["text"]
+    return records.text(entry["text"], path, record, field, problems)
+
+
+def _optional_text(container: dict, key: str, path: Path, record: str, field: str, problems: Problems) -> str | None:
+    """A value that is text when it is there (null or absent when not)."""
+    return records.text(container.get(key), path, record, field, problems, optional=True) \
+        if container.get(key) is not None else None
 
 
 def read_dataset_file(path: Path, question_type: str, language: str, problems: Problems,
                       new_models: bool = False) -> tuple[list, list]:
-    """The questions and answers of one dataset file, as lists of dicts.
+    """The questions and answers of one dataset file, as lists of dicts, every field checked for its
+    JSON type (a problem names the type found).
 
     With `new_models`, an answer of a model the vocabulary does not know gets the key `model_key(name)`
     (an import of a new model's answers); otherwise it is an error.
@@ -129,22 +137,24 @@ def read_dataset_file(path: Path, question_type: str, language: str, problems: P
         return [], []
     questions, answers = [], []
     seen_questions, seen_answers = set(), set()
+    type_code = next(k for k, v in vocab.QUESTION_TYPE_BY_CODE.items() if v == question_type)
     for index, entry in enumerate(data["entries"]):
         question = entry.get("question") if isinstance(entry, dict) else None
         if not isinstance(question, dict) or not isinstance(question.get("name"), str):
             problems.add(path, f"entry {index}", "question.name", "missing; every entry needs a question with a name")
             continue
         name = question["name"]
-        record = f"entry {index} ({name})"
+        record = f"entry {index} ({name!r})" if records.text_problem(name) else f"entry {index} ({name})"
+        if records.text(name, path, f"entry {index}", "question.name", problems) is None:
+            continue
         if name in seen_questions:
             problems.add(path, record, "question.name", "duplicate question name in this file")
             continue
         seen_questions.add(name)
-        type_code = question.get("type")
-        if vocab.QUESTION_TYPE_BY_CODE.get(type_code) != question_type:
+        found = len(problems.items)
+        if question.get("type") != type_code or isinstance(question.get("type"), bool):
             problems.add(path, record, "question.type",
-                         f"is {type_code!r}; a {question_type} file holds type "
-                         f"{next(k for k, v in vocab.QUESTION_TYPE_BY_CODE.items() if v == question_type)}")
+                         f"is {records.json_type(question.get('type'))}; a {question_type} file holds type {type_code}")
         translations = question.get("translations")
         text = _translation_text(translations, language, path, record, problems)
         text_en = _translation_text(translations, "English", path, record, problems) \
@@ -152,27 +162,34 @@ def read_dataset_file(path: Path, question_type: str, language: str, problems: P
         if question_type == "specific" and question.get("language") != language:
             problems.add(path, record, "question.language",
                          f"is {question.get('language')!r}; a culturally specific question of this file is in {language}")
-        category = question.get("category")
-        if question_type == "specific" and not isinstance(category, str):
+        if question_type == "specific" and "category" not in question:
             problems.add(path, record, "question.category", "missing; every culturally specific question has one")
+        category = _optional_text(question, "category", path, record, "question.category", problems)
         for field in ("source", "collector"):
-            if not isinstance(question.get(field), str):
-                problems.add(path, record, f"question.{field}", "missing or not a string")
+            records.text(question.get(field), path, record, f"question.{field}", problems)
         if not isinstance(question.get("human_evaluated"), bool):
-            problems.add(path, record, "question.human_evaluated", "missing or not true/false")
+            problems.add(path, record, "question.human_evaluated",
+                         f"is {records.json_type(question.get('human_evaluated'))}; expected true or false")
+        url = _optional_text(question, "url", path, record, "question.url", problems)
+        entry_answers = entry.get("answers", [])
+        if not isinstance(entry_answers, list):
+            problems.add(path, record, "answers", f"is {records.json_type(entry_answers)}; expected a JSON array of answers")
+            entry_answers = []
+        if len(problems.items) > found:
+            continue
         questions.append({
             "name": name,
             "language": language,
             "question_type": question_type,
-            "source": question.get("source"),
-            "collector": question.get("collector"),
+            "source": question["source"],
+            "collector": question["collector"],
             "category": category,
             "text": text,
             "text_en": text_en,
-            "upstream_human_evaluated": question.get("human_evaluated"),
-            "url": question.get("url"),
+            "upstream_human_evaluated": question["human_evaluated"],
+            "url": url,
         })
-        for a_index, answer in enumerate(entry.get("answers") or []):
+        for a_index, answer in enumerate(entry_answers):
             parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems, new_models)
             if parsed is None:
                 continue
@@ -196,38 +213,51 @@ def model_key(name: str) -> str:
 
 
 def _read_answer(answer, path: Path, record: str, problems: Problems, new_models: bool = False) -> dict | None:
-    if not isinstance(answer, dict) or not isinstance(answer.get("name"), str):
+    if not isinstance(answer, dict) or "name" not in answer:
         problems.add(path, record, "name", "missing; every answer needs a name")
         return None
+    if records.text(answer["name"], path, record, "name", problems) is None:
+        return None
     record = f"{record} ({answer['name']})"
+    found = len(problems.items)
     language = answer.get("language")
-    if not isinstance(language, str):
-        problems.add(path, record, "language", "missing or not a string")
+    if language is None:
+        problems.add(path, record, "language", "missing")
+        return None
+    if records.text(language, path, record, "language", problems) is None:
         return None
     translations = answer.get("translations")
     text = _translation_text(translations, language, path, record, problems)
-    english = translations.get("English") if isinstance(translations, dict) and language != "English" else None
-    state = answer.get("prompting_state") if isinstance(answer.get("prompting_state"), dict) else {}
+    text_en = _translation_text(translations, "English", path, record, problems) \
+        if isinstance(translations, dict) and "English" in translations and language != "English" else None
+    state = answer.get("prompting_state")
+    if not isinstance(state, dict):
+        problems.add(path, record, "prompting_state", f"is {records.json_type(state)}; expected a JSON object")
+        return None
     release_name = state.get("model_name")
+    model_version = _optional_text(state, "model", path, record, "prompting_state.model", problems) \
+        or _optional_text(state, "model_path", path, record, "prompting_state.model_path", problems)
     if release_name in vocab.HUMAN_RELEASE_NAMES:
         model, is_human, is_dot_points = None, True, vocab.HUMAN_RELEASE_NAMES[release_name]
     elif release_name in vocab.MODEL_BY_RELEASE_NAME:
         model, is_human, is_dot_points = vocab.MODEL_BY_RELEASE_NAME[release_name].model, False, False
-    elif new_models and isinstance(release_name, str) and model_key(release_name):
+    elif new_models and isinstance(release_name, str) and not records.text_problem(release_name) and model_key(release_name):
         model, is_human, is_dot_points = model_key(release_name), False, False
     else:
         known = ", ".join(sorted([*vocab.MODEL_BY_RELEASE_NAME, *vocab.HUMAN_RELEASE_NAMES]))
         problems.add(path, record, "prompting_state.model_name", f"unknown model {release_name!r}; known: {known}")
         return None
+    if len(problems.items) > found:
+        return None
     return {
         "name": answer["name"],
         "model": model,
-        "model_version": state.get("model") or state.get("model_path"),
+        "model_version": model_version,
         "is_human": is_human,
         "is_dot_points": is_dot_points,
         "language": language,
         "text": text,
-        "text_en": english.get("text") if isinstance(english, dict) else None,
+        "text_en": text_en,
     }
 
 
@@ -270,8 +300,9 @@ def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, lan
                               ("language_correct", vocab.LANGUAGE_CORRECT_LEVELS)):
             if r[field] not in levels:
                 fail(field, f"is {r[field]!r}; expected one of {', '.join(levels)}")
-        if not r["annotation_id"].isdigit():
-            fail("annotation_id", f"is {r['annotation_id']!r}; expected a whole number")
+        annotation_id = records.whole_number(r["annotation_id"], path, record, "annotation_id", problems, 2**63 - 1)
+        if annotation_id is None:
+            bad = True
         if bad:
             continue
         matches = question_by_text.get((language, question_type, normalise_whitespace(r["question"])), [])
@@ -283,7 +314,7 @@ def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, lan
         rows.append({
             # annotation_id repeats across the annotation tool's projects, so the row number is the key.
             "rating_id": len(rows) + 1,
-            "annotation_id": int(r["annotation_id"]),
+            "annotation_id": annotation_id,
             "question_id": question_id,
             "answer_id": answer_by_question_model.get((question_id, model.model)),
             "annotator": r["annotator"],
@@ -356,7 +387,8 @@ def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems,
     """(questions, answers) of each dataset file in turn, so that a large release is never in memory whole.
 
     Questions carry `name_index` (the number of their name) for ordering; answers carry the name and
-    language of their question. Keys and cross-file rules are the database build's job.
+    language of their question; both carry the name of their `dataset_file`. Keys and cross-file rules
+    are the database build's job.
     """
     language_by_key = {name.lower(): name for name in languages["language"]}
     files = dataset_files(folder, problems)
@@ -368,8 +400,9 @@ def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems,
         questions, answers = read_dataset_file(path, question_type, language, problems)
         yield (
             pl.DataFrame(questions, schema=QUESTION_SCHEMA).with_columns(
-                name_index=pl.col("name").map_elements(question_index, return_dtype=pl.Int64)),
-            pl.DataFrame(answers, schema=ANSWER_SCHEMA),
+                name_index=pl.col("name").map_elements(question_index, return_dtype=pl.Int64),
+                dataset_file=pl.lit(path.name)),
+            pl.DataFrame(answers, schema=ANSWER_SCHEMA).with_columns(dataset_file=pl.lit(path.name)),
         )
 
 

@@ -5,7 +5,8 @@ without the rows and columns the paper derives (averages, totals), which analyse
 naming the file, line and field of every problem (docs/methods.md, section 07).
 """
 
-import csv
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import polars as pl
 
 from ..core import paths
 from ..core.errors import Problems
+from . import records
 from .release import source_checksums
 
 FOLDER = paths.NATIVQA
@@ -61,6 +63,9 @@ EDIT_DISTANCE_FILE = "table24_answer_edit_distance.csv"
 LENGTHS_FILE = "table18_lengths.csv"
 ADDITIONAL_FILE = "table23_additional_pairs.csv"
 
+# A decimal number as the tables print it: no NaN, no infinity, no `1_000`, no digits of other scripts.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
 # The columns of each CSV (the results files share theirs).
 REGION_COLUMNS = ("region", "language", "iso_code", "city", "resource_level")
 RESULT_COLUMNS = ("model", "region", "metric", "value", "setting")
@@ -74,58 +79,56 @@ ADDITIONAL_COLUMNS = ("language", "location", "qa_pairs")
 
 
 class _Reader:
-    """Reads the CSVs of one folder, recording every problem with its file, line and field."""
+    """Reads the CSVs of one folder (through `io.records`), recording every problem with its file, line and field."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.problems = Problems()
 
-    def rows(self, name: str, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
-        """(line number, row) for each data row of `name`; empty when the file or a column is missing."""
+    def rows(self, name: str, columns: tuple[str, ...]) -> list[tuple[str, dict]]:
+        """(line, row) for each data row of `name`, values stripped; empty when the file or a column is missing."""
         path = self.folder / name
-        if not path.is_file():
+        if not path.is_file() and not path.is_dir():
             self.problems.add(path, None, None, "file not found")
             return []
-        with open(path, newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in columns if c not in (reader.fieldnames or [])]
-            if missing:
-                self.problems.add(path, "line 1", None, f"missing column(s) {', '.join(missing)}; found {reader.fieldnames}")
-                return []
-            rows = []
-            for row in reader:
-                if None in row or any(row.get(c) is None for c in columns):
-                    self.problems.add(path, f"line {reader.line_num}", None, "wrong number of fields")
-                    continue
-                rows.append((reader.line_num, {k: v.strip() for k, v in row.items()}))
-            if not rows:
-                self.problems.add(path, None, None, "no data rows")
-            return rows
+        found = len(self.problems.items)
+        rows = [(line, {k: v.strip() for k, v in row.items()})
+                for line, row in records.read_rows(path, columns, None, self.problems)]
+        if not rows and len(self.problems.items) == found:
+            self.problems.add(path, None, None, "no data rows")
+        return rows
 
-    def number(self, name: str, line: int, field: str, text: str, kind: type = float, optional: bool = False):
+    def number(self, name: str, line: str, field: str, text: str, kind: type = float, optional: bool = False,
+               low: float = 0.0, high: float = math.inf):
+        """A finite number from `low` to `high` (a count: a whole number); `optional`: empty gives None."""
         if text == "" and optional:
             return None
-        try:
-            return kind(text)
-        except ValueError:
-            what = "an integer" if kind is int else "a number"
-            self.problems.add(self.folder / name, f"line {line}", field, f"{text!r} is not {what}")
+        path = self.folder / name
+        if kind is int:
+            return records.whole_number(text, path, line, field, self.problems)
+        if not _DECIMAL.fullmatch(text):
+            self.problems.add(path, line, field, f"{text!r} is not a number (digits, a point, an exponent)")
             return None
+        value = float(text)
+        if not low <= value <= high:
+            self.problems.add(path, line, field, f"{value} is outside the range {low:g} to {high:g}")
+            return None
+        return value
 
-    def choice(self, name: str, line: int, field: str, text: str, allowed) -> str | None:
+    def choice(self, name: str, line: str, field: str, text: str, allowed) -> str | None:
         if text not in allowed:
-            self.problems.add(self.folder / name, f"line {line}", field, f"unknown {field} {text!r}; expected one of {sorted(allowed)}")
+            self.problems.add(self.folder / name, line, field, f"unknown {field} {text!r}; expected one of {sorted(allowed)}")
             return None
         return text
 
-    def unique(self, located_keys: list[tuple[str, int, tuple]], what: str) -> None:
+    def unique(self, located_keys: list[tuple[str, str, tuple]], what: str) -> None:
         """Report every (file, line, key) whose key was already seen, naming where it was first."""
         first = {}
         for name, line, key in located_keys:
             if key in first:
                 first_name, first_line = first[key]
-                self.problems.add(self.folder / name, f"line {line}", None,
-                                  f"duplicate {what} {key} (first in {first_name} line {first_line})")
+                self.problems.add(self.folder / name, line, None,
+                                  f"duplicate {what} {key} (first in {first_name} {first_line})")
             else:
                 first[key] = (name, line)
 
@@ -157,7 +160,7 @@ def _read_regions(reader: _Reader) -> pl.DataFrame | None:
         reader.choice(REGIONS_FILE, line, "resource_level", row["resource_level"], RESOURCE_LEVELS)
         for field in REGION_COLUMNS:
             if row[field] == "":
-                reader.problems.add(reader.folder / REGIONS_FILE, f"line {line}", field, "empty")
+                reader.problems.add(reader.folder / REGIONS_FILE, line, field, "empty")
     reader.unique([(REGIONS_FILE, line, (row["region"],)) for line, row in rows], "region")
     if not rows:
         return None
@@ -168,18 +171,15 @@ def _read_results(reader: _Reader, known_regions: set[str]) -> pl.DataFrame:
     records, keys = [], []
     for name, paper_table in RESULT_FILES.items():
         for line, row in reader.rows(name, RESULT_COLUMNS):
-            where = f"line {line}"
+            where = line
             region = reader.choice(name, line, "region", row["region"], known_regions)
             metric = reader.choice(name, line, "metric", row["metric"], METRIC_BY_NAME)
             setting = reader.choice(name, line, "setting", row["setting"], SETTINGS)
-            value = reader.number(name, line, "value", row["value"])
+            spec = METRIC_BY_NAME.get(metric)
+            value = reader.number(name, line, "value", row["value"], low=spec.low if spec else -math.inf,
+                                  high=spec.high if spec else math.inf)
             if row["model"] == "":
                 reader.problems.add(reader.folder / name, where, "model", "empty")
-            if metric is not None and value is not None:
-                spec = METRIC_BY_NAME[metric]
-                if not spec.low <= value <= spec.high:
-                    reader.problems.add(reader.folder / name, where, "value",
-                                        f"{value} is outside the range {spec.low:g} to {spec.high:g} of {metric}")
             # The key spans the four files: the same score must not be published twice.
             keys.append((name, line, (row["model"], row["region"], row["metric"], row["setting"])))
             records.append({"model": row["model"], "region": region, "metric": metric, "value": value,
@@ -196,7 +196,7 @@ def _read_dataset(reader: _Reader, known_regions: set[str], regions: pl.DataFram
     records = []
     rows = reader.rows(DATASET_FILE, DATASET_COLUMNS)
     for line, row in rows:
-        where = f"line {line}"
+        where = line
         region = reader.choice(DATASET_FILE, line, "region", row["region"], known_regions)
         if region is not None and row["city"] != city_of[region]:
             reader.problems.add(reader.folder / DATASET_FILE, where, "city",
@@ -215,10 +215,8 @@ def _read_edit_distance(reader: _Reader, known_regions: set[str]) -> pl.DataFram
     records = []
     rows = reader.rows(EDIT_DISTANCE_FILE, EDIT_DISTANCE_COLUMNS)
     for line, row in rows:
-        value = reader.number(EDIT_DISTANCE_FILE, line, "normalized_levenshtein", row["normalized_levenshtein"])
-        if value is not None and not 0 <= value <= 1:
-            reader.problems.add(reader.folder / EDIT_DISTANCE_FILE, f"line {line}", "normalized_levenshtein",
-                                f"{value} is outside 0 to 1")
+        value = reader.number(EDIT_DISTANCE_FILE, line, "normalized_levenshtein", row["normalized_levenshtein"],
+                              high=1.0)
         records.append({
             "region": reader.choice(EDIT_DISTANCE_FILE, line, "region", row["region"], known_regions),
             "split": reader.choice(EDIT_DISTANCE_FILE, line, "split", row["split"], SPLITS),
@@ -246,7 +244,7 @@ def _read_additional(reader: _Reader) -> pl.DataFrame:
     for line, row in rows:
         for field in ("language", "location"):
             if row[field] == "":
-                reader.problems.add(reader.folder / ADDITIONAL_FILE, f"line {line}", field, "empty")
+                reader.problems.add(reader.folder / ADDITIONAL_FILE, line, field, "empty")
         records.append({"language": row["language"], "location": row["location"],
                         "qa_pairs": reader.number(ADDITIONAL_FILE, line, "qa_pairs", row["qa_pairs"], int)})
     reader.unique([(ADDITIONAL_FILE, line, (row["language"], row["location"])) for line, row in rows],

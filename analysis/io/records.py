@@ -1,13 +1,35 @@
 """Tabular input files (CSV, JSONL) read record by record, streamed, with errors that name the file,
-the line and what was expected. Every reader of the suite's CSV and JSONL inputs goes through here."""
+the line and what was expected. Every reader of the suite's CSV and JSONL inputs goes through here,
+and so do the checks of the values it reads (`text`, `whole_number`), which name the JSON type of a
+value that has the wrong one. And the one writer of CSVs that people open (`write_csv_for_people`).
 
+What a reader refuses, besides what its caller checks: a file that cannot be opened (the reason), a
+byte-order mark, text that is not UTF-8, a CSV field longer than `MAX_FIELD` characters or holding a
+NUL byte, a JSONL line that is not one JSON object, gives a key twice or holds `NaN` or `Infinity`
+(not JSON). Each JSONL line is checked for the keys it must have on its own: a line may leave out an
+optional key that another gives.
+"""
+
+import contextlib
 import csv
-import io
 import json
+import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core.errors import Problems
+import polars as pl
+
+from ..core.errors import Problems, reason
+
+# A CSV field may be this long (characters): long enough for any answer, short enough to stop a file
+# whose quoting is broken from being read as one field.
+MAX_FIELD = 1 << 20
+# The largest value of an INTEGER column.
+INT32_MAX = 2**31 - 1
+# ASCII digits only: `str.isdigit` also accepts '²' and other digits `int` refuses or reads differently.
+_WHOLE = re.compile(r"[0-9]+")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def read_rows(path: Path, required: tuple[str, ...], optional: tuple[str, ...] | None, problems: Problems,
@@ -16,36 +38,73 @@ def read_rows(path: Path, required: tuple[str, ...], optional: tuple[str, ...] |
 
     `optional` None accepts any further column.
     """
+    if path.is_dir():
+        problems.add(path, None, None, "is a folder; expected a .csv or .jsonl file")
+        return
     if not path.is_file():
         problems.add(path, None, None, "no such file")
         return
-    if path.stat().st_size == 0:
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".csv"):
+        problems.add(path, None, None, "unknown format: expected a .csv or .jsonl file")
+        return
+    try:
+        empty = path.stat().st_size == 0
+    except OSError as exc:
+        problems.add(path, None, None, f"cannot be read: {reason(exc)}")
+        return
+    if empty:
         problems.add(path, None, None, "the file is empty")
         return
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        yield from _jsonl_rows(path, required, optional, problems)
-    elif path.suffix.lower() == ".csv":
+    if path.suffix.lower() == ".csv":
         yield from _csv_rows(path, required, optional, problems)
     else:
-        problems.add(path, None, None, "unknown format: expected a .csv or .jsonl file")
+        yield from _jsonl_rows(path, required, optional, problems)
 
 
-def _open_text(path: Path, problems: Problems):
-    raw = open(path, "rb")
+class _NotUtf8(Exception):
+    def __init__(self, line: int, reason: str):
+        self.line, self.reason = line, reason
+
+
+def _lines(path: Path, problems: Problems):
+    """The file's lines as text (with their line ends), decoded one by one so that text that is not
+    UTF-8 is found on its own line; None when the file cannot be opened or starts with a byte-order mark."""
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        problems.add(path, None, None, f"cannot be read: {reason(exc)}")
+        return None
     if raw.read(3) == b"\xef\xbb\xbf":
         problems.add(path, "byte 0", None, "starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM")
         raw.close()
         return None
     raw.seek(0)
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="")
+
+    def decoded():
+        with raw:
+            for number, line in enumerate(raw, start=1):
+                try:
+                    yield line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _NotUtf8(number, exc.reason) from None
+    return decoded()
 
 
-def _decode_guard(path: Path, problems: Problems, record: str, read):
+def _guarded(path: Path, problems: Problems, record: str, read):
+    """`read()`, or None after recording why the file cannot be read on."""
     try:
         return read()
-    except UnicodeDecodeError as exc:
-        problems.add(path, record, None, f"is not UTF-8 text ({exc.reason}); save the file as UTF-8")
-        return None
+    except _NotUtf8 as exc:
+        problems.add(path, f"line {exc.line}", None, f"is not UTF-8 text ({exc.reason}); save the file as UTF-8")
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            problems.add(path, record, None, f"holds a field longer than {MAX_FIELD:,} characters "
+                                             "(a quote that is never closed?)")
+        else:
+            problems.add(path, record, None, f"cannot be read as CSV: {exc}")
+    except OSError as exc:
+        problems.add(path, record, None, f"cannot be read: {reason(exc)}")
+    return None
 
 
 def check_columns(path: Path, columns: list[str], required, optional, problems: Problems, where: str) -> bool:
@@ -64,17 +123,22 @@ def check_columns(path: Path, columns: list[str], required, optional, problems: 
 
 
 def _csv_rows(path, required, optional, problems):
-    fh = _open_text(path, problems)
-    if fh is None:
+    lines = _lines(path, problems)
+    if lines is None:
         return
-    with fh:
-        reader = csv.reader(fh)
-        header = _decode_guard(path, problems, "line 1 (header)", lambda: next(reader, None))
+    csv.field_size_limit(MAX_FIELD)
+    with contextlib.closing(lines):
+        reader = csv.reader(lines, strict=True)
+        header = _guarded(path, problems, "line 1 (header)", lambda: next(reader, None))
         if header is None or not check_columns(path, header, required, optional, problems, "line 1 (header)"):
+            return
+        duplicated = sorted({c for c in header if header.count(c) > 1})
+        if duplicated:
+            problems.add(path, "line 1 (header)", None, f"the column(s) {', '.join(map(repr, duplicated))} appear twice")
             return
         while True:
             line = reader.line_num + 1
-            row = _decode_guard(path, problems, f"line {line}", lambda: next(reader, None))
+            row = _guarded(path, problems, f"line {line}", lambda: next(reader, None))
             if row is None:
                 return
             if len(row) != len(header):
@@ -83,26 +147,150 @@ def _csv_rows(path, required, optional, problems):
                 yield f"line {line}", dict(zip(header, row))
 
 
+class _Refused(ValueError):
+    pass
+
+
+def json_value_problem(exc: ValueError) -> str:
+    """What `json.loads` refused beyond JSON's grammar, in words."""
+    if "integer string conversion" in str(exc):
+        return f"a number of more than {sys.get_int_max_str_digits():,} digits"
+    return str(exc)
+
+
+def refuse_constant(name: str):
+    """For `json.loads(parse_constant=...)`: Python reads NaN and Infinity, which JSON does not have."""
+    raise _Refused(f"{name} is not a JSON value (write null, or a number)")
+
+
+def _unique_keys(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise _Refused(f"the key(s) {', '.join(map(repr, twice))} appear twice in one object")
+    return dict(pairs)
+
+
 def _jsonl_rows(path, required, optional, problems):
-    fh = _open_text(path, problems)
-    if fh is None:
+    lines = _lines(path, problems)
+    if lines is None:
         return
-    with fh:
+    with contextlib.closing(lines):
         number = 0
         while True:
             number += 1
-            line = _decode_guard(path, problems, f"line {number}", fh.readline)
-            if not line:
+            line = _guarded(path, problems, f"line {number}", lambda: next(lines, None))
+            if line is None:
                 return
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(line, parse_constant=refuse_constant, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as exc:
                 problems.add(path, f"line {number} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
                 continue
+            except ValueError as exc:  # _Refused, or a number of more digits than Python converts
+                problems.add(path, f"line {number}", None, f"invalid JSON: {json_value_problem(exc)}")
+                continue
             if not isinstance(row, dict):
-                problems.add(path, f"line {number}", None, "expected a JSON object per line")
+                problems.add(path, f"line {number}", None, f"is {json_type(row)}; expected a JSON object per line")
                 continue
             if check_columns(path, list(row), required, optional, problems, f"line {number}"):
-                yield f"line {number}", {k: ("" if v is None else v) for k, v in row.items()}
+                yield f"line {number}", row
+
+
+# ------------------------------------------------------------------------------------------ values
+
+def json_type(value) -> str:
+    """A JSON value for messages, with its type: `5 (a JSON number)`, `'no' (a JSON string)`, `a JSON object`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'} (a JSON boolean)"
+    if isinstance(value, (int, float)):
+        shown = repr(value) if len(repr(value)) <= 30 else f"a number of {len(repr(value))} digits"
+        return f"{shown} (a JSON number)"
+    if isinstance(value, str):
+        return f"{value[:60]!r}{'...' if len(value) > 60 else ''} (a JSON string)"
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, dict):
+        return "a JSON object"
+    return type(value).__name__
+
+
+def text_problem(value) -> str | None:
+    """Why `value` is not text that can be stored, or None: it must be a string (every CSV field is)
+    of Unicode characters (a JSON escape such as \\ud800 alone is not one)."""
+    if not isinstance(value, str):
+        return f"is {json_type(value)}; expected text (a JSON string)"
+    match = _SURROGATE.search(value)
+    if match:
+        return (f"holds a lone surrogate \\u{ord(match.group()):04x} at character {match.start()}, which is not a "
+                "Unicode character (half of an escaped pair?)")
+    if "\x00" in value:
+        return f"holds a NUL character at character {value.index(chr(0))}, which is not text"
+    return None
+
+
+def text(value, path, record, field, problems: Problems, optional: bool = False) -> str | None:
+    """`value` as text, or None after recording why it is not (`optional`: "" and null give None)."""
+    if optional and (value is None or value == ""):
+        return None
+    problem = text_problem(value)
+    if problem:
+        problems.add(path, record, field, problem)
+        return None
+    return value
+
+
+def whole_number(value, path, record, field, problems: Problems, maximum: int = INT32_MAX) -> int | None:
+    """A whole number from 0 to `maximum`: a JSON number without a fraction, or text of ASCII digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        number = int(value.strip())
+    else:
+        shown = repr(value) if isinstance(value, str) else json_type(value)  # a CSV field is always text
+        problems.add(path, record, field, f"is {shown}; expected a whole number of 0 or more")
+        return None
+    if not 0 <= number <= maximum:
+        problems.add(path, record, field, f"is {number}; expected a whole number from 0 to {maximum:,}")
+        return None
+    return number
+
+
+def is_whole_number(text: str) -> bool:
+    """Text of ASCII digits only (`str.isdigit` would accept '²', which `int` refuses)."""
+    return bool(_WHOLE.fullmatch(text))
+
+
+# ------------------------------------------------------------------------------------------ writing
+
+# A cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# ... unless it is a plain number (a negative one, an exponent, a percentage), which stays as it is.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?%?")
+
+
+def spreadsheet_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with every text cell that a spreadsheet would run as a formula prefixed with `'`, as
+    OWASP's CSV injection guidance says: a model's display name `=HYPERLINK(...)` is shown as text, not
+    run. Numeric columns, and text cells that are plain numbers such as `-0.25`, are left as they are."""
+    text_columns = [name for name, dtype in frame.schema.items()
+                    if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))]
+    if not text_columns:
+        return frame
+    return frame.with_columns(
+        pl.when(pl.col(name).cast(pl.String).str.contains(r"^[=+\-@\t\r]")
+                & ~pl.col(name).cast(pl.String).str.contains(rf"^{_PLAIN_NUMBER.pattern}$"))
+        .then(pl.lit("'") + pl.col(name).cast(pl.String))
+        .otherwise(pl.col(name).cast(pl.String))
+        .alias(name)
+        for name in text_columns)
+
+
+def write_csv_for_people(frame: pl.DataFrame, path: Path | str) -> None:
+    """Write `frame` as a CSV that people open in spreadsheets (every figures and report CSV): formula
+    cells neutralised (`spreadsheet_safe`); the database keeps the raw values."""
+    spreadsheet_safe(frame).write_csv(path)

@@ -12,13 +12,14 @@ import os
 import shutil
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 from tqdm import tqdm
 
-from ..core import files, paths
+from ..core import errors, files, paths
 from ..core.errors import Problems
 
 UPSTREAM_BASE = "https://raw.githubusercontent.com/2015aroras/CaLMQA"
@@ -66,21 +67,37 @@ def sha256_uncompressed(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+# What reading a damaged gzip file raises: a truncated one EOFError, a flipped byte zlib.error or BadGzipFile.
+UNREADABLE = (OSError, EOFError, zlib.error)
+
+
+def unreadable(exc: Exception) -> str:
+    """Why a file could not be read, for a problem's message."""
+    if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)):
+        return f"cannot be read: {exc} (a truncated or corrupted gzip file?)"
+    return f"cannot be read: {errors.reason(exc)}"
+
+
 def source_checksums(folder: Path) -> pl.DataFrame:
     """Every file of `folder` (hidden ones left out) with the sha256 and size of its uncompressed content."""
     found = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
-    rows = []
+    rows, problems = [], Problems()
     for path in found:
-        sha, size = sha256_uncompressed(path)
+        try:
+            sha, size = sha256_uncompressed(path)
+        except UNREADABLE as exc:
+            problems.add(path, None, None, unreadable(exc))
+            continue
         rows.append({"file": str(path.relative_to(folder)), "sha256": sha, "bytes": size})
+    problems.raise_if_any()
     return pl.DataFrame(rows, schema={"file": pl.String, "sha256": pl.String, "bytes": pl.Int64})
 
 
 def check_file(path: Path, expected: ReleaseFile, problems: Problems) -> bool:
     try:
         sha, size = sha256_uncompressed(path)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        problems.add(path, None, None, f"cannot be read ({exc}); expected the release file {expected.file}")
+    except UNREADABLE as exc:
+        problems.add(path, None, None, f"{unreadable(exc)}; expected the release file {expected.file}")
         return False
     if sha != expected.sha256:
         problems.add(

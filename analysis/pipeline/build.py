@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import schema, store
 from ..core import paths
 from ..core.errors import CheckFailed
+from ..io import nativqa as nativqa_files
 from ..io import release
 from . import checks, imports, language_verdicts, nativqa, surface
 from .release import load_release
@@ -41,6 +42,8 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
         yield
         stage_seconds[name] = round(time.monotonic() - begun, 2)
 
+    # The NativQA tables are read and validated first: a problem in them stops the build at once.
+    nativqa_frames = nativqa_files.read_folder(nativqa_folder)
     with store.create(db_path) as con:
         if verify:
             with stage("checksums"):
@@ -58,7 +61,7 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
         with stage("language_id_all"):
             language_verdicts.write_tables(con)
         with stage("nativqa"):
-            nativqa.write_tables(con, nativqa_folder)
+            nativqa.write_tables(con, nativqa_folder, nativqa_frames)
         with stage("checks"):
             failed = checks.failures(con, release_part, paths.EXPECTED_COUNTS if verify else None)
             if failed:

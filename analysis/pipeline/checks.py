@@ -95,10 +95,9 @@ def read_expected_counts(path: Path) -> pl.DataFrame:
     problems = Problems()
     rows = []
     for record, row in records.read_rows(path, COUNT_COLUMNS, (), problems):
-        if not row["rows"].isdigit():
-            problems.add(path, record, "rows", f"is {row['rows']!r}; expected a whole number")
-            continue
-        rows.append({**row, "rows": int(row["rows"])})
+        n = records.whole_number(row["rows"], path, record, "rows", problems, 2**63 - 1)
+        if n is not None:
+            rows.append({**row, "rows": n})
     problems.raise_if_any()
     return pl.DataFrame(rows, schema={"table": pl.String, "language": pl.String, "rows": pl.Int64}).sort("table", "language")
 

@@ -2,7 +2,7 @@
 
 `import_file` reads and validates the whole file against the database (`analysis.io.imports`), writing
 nothing when there is a problem; it then applies the file to a copy of the database that replaces the
-original only on success (`store.modify`), computes the verdicts of what it added or changed, and keeps
+original only on success (`store.writing`), computes the verdicts of what it added or changed, and keeps
 the file beside the database (`core.paths.imports_folder`), so that `make db` replays it after the
 release: the database stays a function of its inputs. Imports are idempotent: a row that is already in
 the database as the file says is left alone, and an import that changes nothing is not kept.
@@ -18,7 +18,7 @@ import polars as pl
 from .. import store
 from ..core import files, paths
 from ..core.errors import Problems
-from ..io import imports, ingest
+from ..io import imports, ingest, records
 from ..io.imports import KINDS, KeptImport
 from . import language_verdicts, surface
 
@@ -70,12 +70,25 @@ def _answers_by_name(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return dict(con.execute("SELECT name, answer_id FROM answers WHERE NOT is_human").fetchall())
 
 
+def _holdings(con: duckdb.DuckDBPyConnection, languages: set[str]) -> imports.Holdings:
+    return imports.Holdings(
+        questions=_question_ids(con), languages=languages,
+        models=dict(con.execute("SELECT model, display_name FROM models").fetchall()),
+        answers={name: (qid, model) for name, qid, model in
+                 con.execute("SELECT name, question_id, model FROM answers").fetchall()})
+
+
 def read(kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Problems,
          verification: Path | None = None) -> pl.DataFrame:
     """The validated rows of an import file of `kind`, checked against what `con` holds."""
+    for file in (path, verification):
+        if file is not None and (records.text_problem(file.name) or imports.has_control(file.name)):
+            problems.add(file, None, None, "the file's name is not plain text (it holds a control character or a "
+                                           "byte that is not UTF-8): rename the file, so that it can be kept and listed")
+    problems.raise_if_any()
     languages = _column(con, "SELECT language FROM languages")
     if kind == "answers":
-        return imports.read_answer_file(path, _question_ids(con), languages, problems)
+        return imports.read_answer_file(path, _holdings(con, languages), problems)
     if kind == "questions":
         return imports.read_question_file(path, languages, _column(con, "SELECT category FROM categories"), problems)
     if verification is not None:
@@ -123,7 +136,8 @@ def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
     summary.added = len(added)
     con.execute("DROP TABLE matched")
     con.unregister("incoming")
-    summary.detail = f"; models: {', '.join(sorted(incoming['model'].unique()))}"
+    models = sorted(incoming["model"].unique())
+    summary.detail = f"; models: {', '.join(models[:5])}" + (f" and {len(models) - 5:,} more" if len(models) > 5 else "")
     return Applied(summary, sorted(r[0] for r in changed + added), [])
 
 
@@ -237,23 +251,27 @@ def import_file(kind: str, path: Path | str, db_path: Path | str, verification: 
         raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
     path, db_path = Path(path), Path(db_path)
     verification = Path(verification) if verification is not None else None
-    with store.modify(db_path) as con:
-        problems = Problems()
-        incoming = read(kind, path, con, problems, verification)
-        problems.raise_if_any()
-        applied = APPLY[kind](con, incoming, path)
-        if applied.answer_ids:
-            surface.refresh_answers(con, applied.answer_ids)
-            language_verdicts.refresh(con, applied.answer_ids)
-        if applied.question_ids:
-            surface.refresh_questions(con, applied.question_ids)
-        if applied.summary.changes_anything:
-            # Kept last, so that a file is kept only when the import it belongs to has succeeded; the
-            # database's lock, held here, keeps the numbering of two imports apart.
-            _check_kept(con, paths.imports_folder(db_path))
-            entry = imports.keep(paths.imports_folder(db_path), kind, path, verification)
-            _record(con, entry, applied.summary)
-            applied.summary.kept = entry.path.parent
+    # Validated and applied under one hold of the database's lock: the ids the file's names resolve to
+    # are those of the database it is applied to, though a build may be waiting to replace it.
+    with store.writing(db_path) as writing:
+        with writing.reading() as con:
+            problems = Problems()
+            incoming = read(kind, path, con, problems, verification)
+            problems.raise_if_any()
+        with writing.modifying() as con:
+            applied = APPLY[kind](con, incoming, path)
+            if applied.answer_ids:
+                surface.refresh_answers(con, applied.answer_ids)
+                language_verdicts.refresh(con, applied.answer_ids)
+            if applied.question_ids:
+                surface.refresh_questions(con, applied.question_ids)
+            if applied.summary.changes_anything:
+                # Kept last, so that a file is kept only when the import it belongs to has succeeded; the
+                # database's lock, held here, keeps the numbering of two imports apart.
+                _check_kept(con, paths.imports_folder(db_path))
+                entry = imports.keep(paths.imports_folder(db_path), kind, path, verification)
+                _record(con, entry, applied.summary)
+                applied.summary.kept = entry.path.parent
     return applied.summary
 
 
@@ -276,8 +294,7 @@ def replay(con: duckdb.DuckDBPyConnection, folder: Path) -> list[ImportSummary]:
 def copy_database(source: Path | str, target: Path | str) -> Path:
     """Copy a database with the imports kept beside it, so that the copy can be rebuilt and imported into."""
     source, target = Path(source), Path(target)
-    with files.atomic_write(target) as tmp:
-        shutil.copyfile(source, tmp)
+    store.copy(source, target)
     kept = paths.imports_folder(source)
     if kept.is_dir():
         with files.atomic_folder(paths.imports_folder(target)) as tmp:

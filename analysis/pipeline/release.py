@@ -48,6 +48,29 @@ FROM answers WHERE NOT is_human GROUP BY model
 """
 
 
+# A question is in one dataset file, and an answer name names one answer (schema.QUESTIONS, schema.ANSWERS).
+DUPLICATE_QUESTIONS_SQL = """
+SELECT name, language, list(DISTINCT dataset_file ORDER BY dataset_file) FROM raw_questions
+GROUP BY name, language HAVING count(*) > 1 ORDER BY language, name
+"""
+DUPLICATE_ANSWERS_SQL = """
+SELECT name, list(DISTINCT dataset_file ORDER BY dataset_file) FROM raw_answers
+GROUP BY name HAVING count(*) > 1 ORDER BY name
+"""
+
+
+def _check_identities(con: duckdb.DuckDBPyConnection, datasets: Path, problems: Problems) -> None:
+    """Refuse a question that two dataset files hold (its answers would be stored once per copy) and an
+    answer name that two files give (metrics keyed by it would attach to either)."""
+    for name, language, found_in in con.execute(DUPLICATE_QUESTIONS_SQL).fetchall():
+        problems.add(datasets / found_in[-1], f"question {name} ({language})", "question.name",
+                     f"is also in {', '.join(found_in[:-1])}; a question of a language is in one dataset file")
+    for name, found_in in con.execute(DUPLICATE_ANSWERS_SQL).fetchall():
+        problems.add(datasets / found_in[-1], f"answer {name}", "name",
+                     f"is also the name of an answer in {', '.join(found_in[:-1])}; an answer name names one answer")
+    problems.raise_if_any()
+
+
 def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | None = True) -> None:
     """Create the release's tables in `con` from the folder `source`, one dataset file at a time, and
     the table of its files' checksums.
@@ -67,6 +90,7 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
             con.unregister("incoming")
         first = False
     problems.raise_if_any()
+    _check_identities(con, source / "datasets", problems)
     con.execute(TABLE_BY_NAME["questions"].ddl())
     con.execute(QUESTIONS_SQL)
     for name, language, category in con.execute(

@@ -192,16 +192,24 @@ class Chromium:
                 "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}, session)
         self._drain(0.3)
 
-    def screenshot(self, session: str, path: Path | str) -> None:
-        """The viewport as a PNG, to look at what a test saw."""
+    def screenshot(self, session: str, path: Path | str, full_page: bool = False) -> None:
+        """The viewport, or with `full_page` the whole page, as a PNG: to look at what a test saw."""
         import base64
 
-        data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)["data"]
+        params = {"format": "png", "captureBeyondViewport": True}
+        if full_page:
+            size = self.send("Page.getLayoutMetrics", session=session)["cssContentSize"]
+            params["clip"] = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+        data = self.send("Page.captureScreenshot", params, session)["data"]
         Path(path).write_bytes(base64.b64decode(data))
 
     def open(self, page: Path | str, settle: float = 1.0, render_timeout: float = 30.0,
-             actions: Callable[["Chromium", str], dict] | None = None) -> PageReport:
+             actions: Callable[["Chromium", str], dict] | None = None,
+             viewport: tuple[int, int] | None = None) -> PageReport:
         """Load `page` (a file) and wait until every chart container holds marks or `render_timeout` passes.
+
+        `viewport` (width, height in CSS pixels) sizes the window as a reader's would be; by default
+        it is headless Chromium's own (800 x 600).
 
         After rendering, `actions(browser, session)` may drive the page (`click`, `evaluate`); what it
         returns is kept in the report's `values`. Console errors and requests it causes count too.
@@ -216,6 +224,9 @@ class Chromium:
                 self.send(method, session=session)
             self.send("Network.emulateNetworkConditions", {
                 "offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}, session)
+            if viewport is not None:
+                self.send("Emulation.setDeviceMetricsOverride", {
+                    "width": viewport[0], "height": viewport[1], "deviceScaleFactor": 1, "mobile": False}, session)
             self.send("Page.navigate", {"url": url}, session)
             deadline = time.monotonic() + render_timeout
             state = {}

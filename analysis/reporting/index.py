@@ -1,6 +1,7 @@
-"""reports/index.html: every report of reports/ (the paper reproduction first), with its summary, a
-thumbnail of its main figure (inline image data), when it was built, from which git commit, and the
-sha256 of its database.
+"""reports/index.html: what to read first, then every report of reports/ (the paper reproduction first)
+with its summary and a thumbnail of its main figure (inline image data, at its aspect ratio), and one
+provenance for the page: when the reports were built, from which git commit and database (sha256); a
+report built from another says so in its entry.
 
 Built from the provenance each report carries (`reporting.provenance`), so it lists whatever reports
 exist, present and future. `python -m analysis index` writes it (`make figures` runs it last).
@@ -18,6 +19,13 @@ from .run import REPRODUCTION_NOTEBOOK
 
 THUMBNAIL_WIDTH = 360
 INDEX_NAME = "index.html"
+# What to read first, in order, and why; reports that are missing are left out.
+READING_ORDER = {
+    REPRODUCTION_NOTEBOOK: "how much of the two papers the suite reproduces, number by number",
+    "03_surface_quality": "which models answer in the question's language, without repeating themselves",
+    "04_answer_scores": "the paper's answer score, as far as the release allows",
+    "05_human_evaluation": "what the native-speaker annotators found",
+}
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -26,18 +34,23 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>CaLMQA analysis reports</title>
 <style>
-body {{ font-family: "Noto Sans", "DejaVu Sans", sans-serif; margin: 2em auto; max-width: 70em; color: #222; }}
+body {{ font-family: "Noto Sans", "DejaVu Sans", sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }}
 h1 {{ font-size: 1.6em; }}
-.report {{ display: flex; gap: 1.5em; border-top: 1px solid #ddd; padding: 1.2em 0; }}
+.lead {{ font-size: 1.05em; line-height: 1.5; }}
+.lead ol {{ margin: 0.3em 0; }}
+.provenance {{ font-size: 0.85em; color: #555; }}
+.provenance code, .meta code {{ overflow-wrap: anywhere; }}
+.report {{ display: flex; align-items: flex-start; gap: 1.5em; border-top: 1px solid #ddd; padding: 1.2em 0; }}
 .report img {{ width: {width}px; height: auto; border: 1px solid #eee; flex: none; }}
 .report .no-figure {{ width: {width}px; flex: none; color: #777; font-style: italic; }}
 .report h2 {{ font-size: 1.2em; margin: 0 0 0.4em 0; }}
-.meta {{ font-size: 0.8em; color: #555; word-break: break-all; }}
+.meta {{ font-size: 0.8em; color: #8a4600; }}
 </style>
 </head>
 <body>
 <h1>CaLMQA analysis reports</h1>
-<p>{count} reports. Each file is self-contained and opens offline.</p>
+{headline}
+{provenance}
 {entries}
 </body>
 </html>
@@ -48,7 +61,7 @@ ENTRY = """<div class="report">
 <div>
 <h2><a href="{href}">{title}</a></h2>
 <div class="summary">{summary}</div>
-<p class="meta">{meta}</p>
+{meta}
 </div>
 </div>"""
 
@@ -65,8 +78,43 @@ def thumbnail(png: Path, width: int = THUMBNAIL_WIDTH) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def entry(report_path: Path, figures_root: Path) -> str:
-    record = provenance.read(report_path) or {}
+def _build_key(record: dict) -> tuple:
+    return record.get("commit"), record.get("database"), record.get("database_sha256")
+
+
+def shared_build(records: list[dict]) -> tuple | None:
+    """(commit, database, sha256) that most reports were built from; None without any provenance."""
+    keys = [_build_key(r) for r in records if r]
+    return max(set(keys), key=lambda k: (keys.count(k), k)) if keys else None
+
+
+def provenance_block(records: list[dict]) -> str:
+    """One provenance for the page: the commit and database most reports were built from, and when."""
+    shared = shared_build(records)
+    if shared is None:
+        return '<p class="provenance">No report carries its provenance: build them again with <code>make figures</code>.</p>'
+    built = sorted(str(r["built"]) for r in records if r and _build_key(r) == shared)
+    n_same = len(built)
+    when = built[0] if built[0] == built[-1] else f"{built[0]} to {built[-1]}"
+    record = {"commit": shared[0], "database": shared[1], "database_sha256": shared[2], "built": when}
+    scope = "Every report" if n_same == len(records) else f"{n_same} of the {len(records)} reports (the others say so)"
+    return (f'<p class="provenance">{scope}: {provenance.line(record)} '
+            "Each file is self-contained and opens offline.</p>")
+
+
+def headline(records: dict[str, dict]) -> str:
+    """What the suite is and what to read first."""
+    first = [f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
+             for name, why in READING_ORDER.items() if name in records]
+    reading = f"<p>What to read first:</p><ol>{''.join(first)}</ol>" if first else ""
+    return ('<div class="lead"><p>The CaLMQA paper\'s figures and tables (culturally specific long-form questions '
+            "in 23 languages, answered by 8 language models and rated by native speakers), regenerated from its "
+            f"released data, with the published NativQA results beside them: {len(records)} reports, one per "
+            "notebook. Each says which paper figure or table it reproduces, shows the paper's value beside "
+            f"the suite's where the paper prints one, and says where the release lacks the data.</p>{reading}</div>")
+
+
+def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | None) -> str:
     name = record.get("notebook", report_path.stem)
     figure = record.get("main_figure")
     png = figures_root / name / f"{figure}.png" if figure else None
@@ -74,16 +122,17 @@ def entry(report_path: Path, figures_root: Path) -> str:
         image = f'<img alt="{html.escape(figure)}" src="{thumbnail(png)}">'
     else:
         image = '<div class="no-figure">no figure</div>'
-    if record:
-        meta = (f"Built {record['built']} from commit {record['commit']}; database {record['database']}, "
-                f"sha256 {record['database_sha256']}.")
+    if not record:
+        meta = '<p class="meta">This report carries no provenance: build it again with <code>make figures</code>.</p>'
+    elif _build_key(record) != shared:
+        meta = f'<p class="meta">Built apart from the others: {provenance.line(record)}</p>'
     else:
-        meta = "This report carries no provenance: build it again with `make figures`."
+        meta = ""
     summary = record.get("summary")
     return ENTRY.format(
         thumbnail=image, href=html.escape(report_path.name), title=html.escape(record.get("title", name)),
         summary=markdown_to_html(summary) if summary else "<p><em>This report has no summary.</em></p>",
-        meta=html.escape(meta),
+        meta=meta,
     )
 
 
@@ -94,6 +143,9 @@ def write_index(reports_root: Path = paths.REPORTS, figures_root: Path = paths.F
     # The reproduction report first: its summary says how much of the two papers the suite reproduces.
     pages = sorted((p for p in reports_root.glob("*.html") if p.name != INDEX_NAME and not p.name.startswith(".")),
                    key=lambda p: (p.stem != REPRODUCTION_NOTEBOOK, p.name))
-    body = PAGE.format(width=THUMBNAIL_WIDTH, count=len(pages),
-                       entries="\n".join(entry(p, figures_root) for p in pages))
+    records = {p.stem: provenance.read(p) or {} for p in pages}
+    shared = shared_build(list(records.values()))
+    body = PAGE.format(width=THUMBNAIL_WIDTH, headline=headline(records),
+                       provenance=provenance_block(list(records.values())),
+                       entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages))
     return files.write_text(out, body)

@@ -13,6 +13,7 @@ import uuid
 
 import polars as pl
 
+from ..viz import tables
 from ..viz.theme import HIGHLIGHT, PICK, altair
 
 _bundle_emitted = False
@@ -97,22 +98,17 @@ def _offline_html_renderer(spec: dict, **metadata) -> dict:
 
 
 def setup(max_rows: int = 5000) -> None:
-    """Offline charts and readable tables, for JupyterLab and for the exported report alike."""
+    """Offline charts and tables for people, for JupyterLab and for the exported report alike: any
+    polars frame a notebook displays is rendered by `viz.tables` (every row, no dtype row)."""
     alt = altair()
     alt.renderers.register("calmqa_offline", _offline_html_renderer)
     alt.renderers.enable("calmqa_offline")
     alt.data_transformers.enable("default", max_rows=max_rows)
-    pl.Config.set_tbl_rows(60)
-    pl.Config.set_tbl_cols(30)
-    pl.Config.set_fmt_str_lengths(60)
+    from IPython import get_ipython
 
-
-def full_table(table: pl.DataFrame):
-    """Every row of `table` as an HTML table (a displayed polars frame stops at `setup`'s row
-    limit); cell text is escaped, so text from data never becomes markup."""
-    from IPython.display import HTML
-
-    return HTML(table.to_pandas().to_html(index=False, na_rep="", escape=True, border=0, classes="calmqa-table"))
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pl.DataFrame, lambda frame: tables.show(frame).html)
 
 
 def titled(title: str, summary: str):

@@ -1,13 +1,28 @@
 """What a report was built from, embedded in it and read back by the index: the notebook's title and
-summary, when it was built, the git commit, the database's name and sha256, and its main figure."""
+summary, when it was built, the git commit, the database's name and the sha256 of the database state
+the notebook read, and its main figure.
 
+The database's sha256 is taken when the notebook opens it (`store.connect` records it while
+`database_reads` is active), not when the run ends: a database rebuilt during the run does not pass
+for the one the report shows. A report whose database changed during its run is dated back to the
+state it read (`date`), so that Make, which compares times, sees it older than the new database and
+builds it again.
+"""
+
+import contextlib
 import datetime
 import html
 import json
+import os
 import re
 import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from .. import store
 from ..core import files, paths
 from .notebook import script_json
 
@@ -65,8 +80,52 @@ def main_figure(figures: Path) -> str | None:
     return pngs[0].stem if pngs else None
 
 
-def record(name: str, notebook, db_path: Path, figures: Path) -> dict:
-    """What a report was built from; embedded in the report and read back by `index.py`."""
+@dataclass(frozen=True)
+class DatabaseRead:
+    """The database state a notebook read: the sha256 and modification time of the file it opened."""
+
+    sha256: str
+    mtime_ns: int
+
+
+class DatabaseReads:
+    """The databases a notebook opened while `database_reads` was active (`store.connect` records them)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def of(self, db_path: Path) -> DatabaseRead | None:
+        """The first state of `db_path` the notebook read, or None when it did not open it."""
+        lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.is_file() else []
+        for line in lines:
+            read = json.loads(line)
+            if read["database"] == str(Path(db_path).resolve()):
+                return DatabaseRead(read["sha256"], read["mtime_ns"])
+        return None
+
+
+@contextlib.contextmanager
+def database_reads() -> Iterator[DatabaseReads]:
+    """While the block runs a notebook, `store.connect` (in its kernel, which inherits the environment)
+    records the state of every database it opens."""
+    handle, name = tempfile.mkstemp(prefix="calmqa-database-reads-", suffix=".jsonl")
+    os.close(handle)
+    before = os.environ.get(store.READS_VARIABLE)
+    os.environ[store.READS_VARIABLE] = name
+    try:
+        yield DatabaseReads(Path(name))
+    finally:
+        if before is None:
+            os.environ.pop(store.READS_VARIABLE, None)
+        else:
+            os.environ[store.READS_VARIABLE] = before
+        Path(name).unlink(missing_ok=True)
+
+
+def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead | None = None) -> dict:
+    """What a report was built from; embedded in the report and read back by `index.py`. `read` is the
+    database state the notebook read; without one (a notebook that does not open the database), the
+    database as it is now."""
     return {
         "notebook": name,
         "title": notebook_title(notebook) or name,
@@ -74,9 +133,29 @@ def record(name: str, notebook, db_path: Path, figures: Path) -> dict:
         "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": git_commit(),
         "database": Path(db_path).name,
-        "database_sha256": files.sha256(db_path),
+        "database_sha256": read.sha256 if read is not None else files.sha256(db_path),
         "main_figure": main_figure(figures),
     }
+
+
+def date(report: Path, read: DatabaseRead | None, db_path: Path) -> bool:
+    """Once `report` is written: when the database is no longer the state the notebook read, give the
+    report the time of that state, so that Make sees the newer database and builds the report again.
+    Returns whether it did. (Checked after the report is written: a database replaced later still has
+    a newer time than the report.)"""
+    if read is None:
+        return False
+    try:
+        current = os.stat(db_path).st_mtime_ns
+    except FileNotFoundError:
+        current = None
+    if current == read.mtime_ns or (current is not None and files.sha256(db_path) == read.sha256):
+        return False
+    os.utime(report, ns=(read.mtime_ns, read.mtime_ns))
+    print(f"{report.name}: {db_path} changed while the notebook ran; the report shows the state it read "
+          f"(sha256 {read.sha256[:12]}...) and is dated to it, so that `make figures` builds it again",
+          file=sys.stderr)
+    return True
 
 
 PROVENANCE_ID = "calmqa-provenance"
@@ -89,10 +168,18 @@ def read(report: Path) -> dict | None:
     return json.loads(match.group(1)) if match else None
 
 
+def line(record: dict) -> str:
+    """The provenance for a reader, as HTML: when, from which commit and which database. The long
+    hashes may break anywhere; the words between them never do."""
+    def code(value) -> str:
+        return f"<code>{html.escape(str(value))}</code>"
+
+    built = str(record["built"]).replace("T", " ").replace("+00:00", " UTC")
+    return (f"Built {html.escape(built)} from commit {code(record['commit'])}; database "
+            f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}.")
+
+
 def embedded(record: dict) -> str:
     """The provenance as HTML: a JSON script for `read`, and a line for the reader."""
-    line = (f"Built {record['built']} from commit {record['commit']}; database {record['database']}, "
-            f"sha256 {record['database_sha256']}.")
     return (f'<script type="application/json" id="{PROVENANCE_ID}">{script_json(record)}</script>\n'
-            f'<p class="calmqa-provenance" style="font-size:0.8em;color:#555;margin:0.5em 1em">'
-            f"{html.escape(line)}</p>\n")
+            f'<p class="calmqa-provenance">{line(record)}</p>\n')

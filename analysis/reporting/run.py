@@ -52,25 +52,31 @@ def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path =
     report = reports_root / f"{name}.html"
     staging = files.temporary_name(figures)
     shutil.rmtree(staging, ignore_errors=True)
+    for target in (figures, executed):  # what runs killed before left
+        files.remove_stale(target)
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     if name == REPRODUCTION_NOTEBOOK:
         params.setdefault("figures_dir", str(Path(figures_root).resolve()))
     started = time.monotonic()
     try:
-        try:
-            _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root))
-        except papermill.PapermillExecutionError as exc:
-            with files.lock(figures_root / f".{name}"):
-                os.replace(running, executed)
-                report.unlink(missing_ok=True)  # a report of an older run must not pass for this one
-            raise NotebookFailed(source, executed, exc) from None
-        record = provenance.record(name, nbformat.read(running, as_version=4), Path(db_path), staging)
+        # The database state the notebook reads is recorded when it opens the database (provenance).
+        with provenance.database_reads() as reads:
+            try:
+                _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root))
+            except papermill.PapermillExecutionError as exc:
+                with files.lock(figures_root / f".{name}"):
+                    os.replace(running, executed)
+                    report.unlink(missing_ok=True)  # a report of an older run must not pass for this one
+                raise NotebookFailed(source, executed, exc) from None
+            read = reads.of(Path(db_path))
+        record = provenance.record(name, nbformat.read(running, as_version=4), Path(db_path), staging, read)
         with files.lock(figures_root / f".{name}"):
             if staging.exists():
                 files.replace_folder(staging, figures)
             elif figures.exists():
                 shutil.rmtree(figures)
             html.to_html(running, report, record)
+            provenance.date(report, read, Path(db_path))
             os.replace(running, executed)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -1,11 +1,16 @@
 """The interactive explorer of notebooks/00_explore.ipynb (JupyterLab, ipywidgets).
 
 Controls for language, model, question type, category and collection filter every answer of the
-database; a model x language heatmap of the chosen metric follows them, and below it the matching
-questions are shown with their answers side by side: original text and English translation where
-the release has one, surface verdicts (from `answer_surface`, when that table exists) and human
-ratings. Clicking a heatmap cell selects its model and language. Picking a language, then a
-question, shows every answer to it: any answer of the snapshot is three clicks away.
+database; a model x language heatmap of the chosen metric follows them (culturally agnostic and
+specific questions side by side, a percentage by default, on a colour scale that stays put while the
+filters change: 0-100 for a percentage), and below it the matching questions are shown with their
+answers side by side: original text and English translation where the release has one, surface
+verdicts (from `answer_surface`, when that table exists) and human ratings. The languages whose
+identification is unreliable are drawn as in the reports: not identified, never as a share.
+Clicking a heatmap cell selects its model and language; a search box finds a question by its words.
+
+Without a running kernel (the notebook exported to HTML, or opened where widgets cannot run) the
+widgets cannot draw: a short note says so, and the live explorer hides it.
 
 The logic (loading, filtering, aggregating, the HTML of the answers) is plain functions, tested
 without a browser; `Explorer` only wires them to widgets. All text from the data is escaped.
@@ -20,18 +25,40 @@ import polars as pl
 
 from .. import store
 from ..analyses import dimensions
+from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..stats import intervals
-from ..viz import charts, export, theme
+from ..viz import export, heatmap, theme
 
 ALL = "(all)"
 HUMAN = "human reference"
 SURFACE_TABLE = "answer_surface"
-SURFACE_COLUMNS = ("language_correct", "repetition", "surface_ok")
+# Per answer: the language verdict, repetitions of the answers the provider gave (a provider error is
+# neither), no surface issue, and whether it is a provider error (with its code).
+SURFACE_SELECT = {
+    "language_correct": "s.language_correct",
+    "repetition": "CASE WHEN s.provider_error THEN NULL ELSE s.repetition END",
+    "surface_ok": "s.surface_ok",
+    "provider_error": "s.provider_error",
+    "provider_error_code": "s.provider_error_code",
+}
+SURFACE_TYPES = {"provider_error_code": "VARCHAR"}
+# Heatmap cells that show no value: the reports' statuses (`theme.STATUS_STYLES`).
+NOT_IDENTIFIED = "language not identified"
+PROVIDER_ERRORS_ONLY = "provider errors only"
+# Questions listed at once under the search box.
+QUESTIONS_LISTED = 50
+# What the notebook shows where the widgets cannot draw; the live explorer's first child hides it.
+KERNEL_NOTE_CLASS = "calmqa-needs-kernel"
+KERNEL_NOTE = (f'<p class="{KERNEL_NOTE_CLASS}"><strong>The explorer needs a running kernel.</strong> Open this '
+               "notebook in JupyterLab (<code>make lab</code>) and run all cells: the controls, the heatmap and the "
+               "answers appear here. The reports (<code>reports/index.html</code>) hold every figure without one.</p>")
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A per-answer column and how cells aggregate it: `share` of true values or `mean`."""
+    """A per-answer column and how cells aggregate it: `share` of true values (a percentage, on a 0-100
+    scale) or `mean` (on a scale fixed by the unfiltered cells). `needs_language`: the value depends on
+    the language verdict, so the unreliable languages' cells are drawn as not identified."""
 
     key: str
     title: str
@@ -39,14 +66,20 @@ class Metric:
     kind: str
     value_format: str
     needs_surface: bool = False
+    needs_language: bool = False
+    # Which end is good ("higher", "lower" or None), as `theme.SCHEMES` draws it.
+    better: str | None = None
 
 
 METRICS = (
+    Metric("surface_ok_share", "% of answers without surface issues", "surface_ok", "share", ".0f", True, True,
+           better="higher"),
+    Metric("language_correct_share", "% in the correct language (of the answers the provider gave)",
+           "language_correct", "share", ".0f", True, True, better="higher"),
+    Metric("repetition_share", "% with repetitions (of the answers the provider gave)", "repetition", "share",
+           ".0f", True, better="lower"),
+    Metric("empty_share", "% of empty answers", "is_empty", "share", ".0f", better="lower"),
     Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
-    Metric("empty_share", "share of empty answers", "is_empty", "share", ".0%"),
-    Metric("language_correct_share", "share in the correct language", "language_correct", "share", ".0%", True),
-    Metric("repetition_share", "share with repetitions", "repetition", "share", ".0%", True),
-    Metric("surface_ok_share", "share without surface issues", "surface_ok", "share", ".0%", True),
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 
@@ -67,8 +100,9 @@ def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     answers), its human rating where there is one, and its surface verdicts (null columns when the
     database has no `answer_surface` table)."""
     surface = store.table_exists(con, SURFACE_TABLE)
-    surface_select = (", ".join(f"s.{c}" for c in SURFACE_COLUMNS) if surface
-                      else ", ".join(f"CAST(NULL AS BOOLEAN) AS {c}" for c in SURFACE_COLUMNS))
+    surface_select = ", ".join(
+        f"{sql} AS {name}" if surface else f"CAST(NULL AS {SURFACE_TYPES.get(name, 'BOOLEAN')}) AS {name}"
+        for name, sql in SURFACE_SELECT.items())
     surface_join = f"LEFT JOIN {SURFACE_TABLE} s ON s.answer_id = a.answer_id" if surface else ""
     return con.sql(f"""
         SELECT a.answer_id, q.question_id, q.name AS question_name, q.language, l.resource_level,
@@ -105,24 +139,69 @@ def apply_filters(answers: pl.DataFrame, filters: Filters) -> pl.DataFrame:
 
 
 def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
-    """Model x language cells of `metric` over model answers (human references are not a model):
-    the value, the number of answers with a value, and a 95% confidence interval (Wilson for a
-    share, normal approximation for a mean)."""
-    models = answers.filter(~pl.col("is_human") & pl.col(metric.column).is_not_null())
+    """Model x language x question-type cells of `metric` over model answers (human references are not a
+    model): the value (a share as a percentage), the number of answers with a value, and a 95%
+    confidence interval (Wilson for a share, normal approximation for a mean). A cell without a value
+    has a `status`: its language cannot be identified (for a metric that needs the language verdict),
+    or every answer of it was a provider error."""
+    keys = ["model_name", "language", "question_type"]
+    models = answers.filter(~pl.col("is_human"))
+    if metric.needs_language:
+        models = models.filter(~pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)))
     value = pl.col(metric.column).cast(pl.Float64)
     cells = (
-        models.group_by("model_name", "language")
+        models.filter(pl.col(metric.column).is_not_null())
+        .group_by(keys)
         .agg(value=value.mean(), std=value.std(ddof=1), n_answers=pl.len(), n_true=value.sum())
-        .sort("model_name", "language")
     )
     if metric.kind == "share":
-        cells = intervals.with_wilson(cells, "n_true", "n_answers", scale=1.0)
+        cells = intervals.with_wilson(cells, "n_true", "n_answers", scale=100.0).with_columns(pl.col("value") * 100)
     else:
         bounds = [intervals.normal_mean_interval(mean, std, n)
                   for mean, std, n in cells.select("value", "std", "n_answers").iter_rows()]
         cells = cells.with_columns(ci_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
                                    ci_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
-    return cells.select("model_name", "language", "value", pl.col("n_answers").cast(pl.Int64), "ci_low", "ci_high")
+    every = answers.filter(~pl.col("is_human")).group_by(keys).agg(
+        unreliable=pl.col("language").first().is_in(sorted(UNRELIABLE_LANGUAGES)),
+        errors_only=pl.col("provider_error").fill_null(False).all())
+    status = (pl.when(pl.col("unreliable") & metric.needs_language).then(pl.lit(NOT_IDENTIFIED))
+              .when(pl.col("errors_only") & metric.needs_surface).then(pl.lit(PROVIDER_ERRORS_ONLY)))
+    shown = pl.col("status").is_null()
+    return (every.join(cells, on=keys, how="left").with_columns(status=status)
+            .select(*keys, *(pl.when(shown).then(pl.col(c)).alias(c) for c in ("value", "ci_low", "ci_high")),
+                    n_answers=pl.col("n_answers").fill_null(0).cast(pl.Int64), status="status")
+            .sort(keys))
+
+
+def language_label(language: str) -> str:
+    """A language as the reports label it: a dagger for the four whose identification is unreliable."""
+    return language + (dimensions.UNRELIABLE_MARK if language in UNRELIABLE_LANGUAGES else "")
+
+
+def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
+    """The colour scale of `metric`: 0-100 for a percentage; for a mean, its range over every answer,
+    so that the colours keep their meaning whatever the filters."""
+    if metric.kind == "share":
+        return theme.PERCENT_DOMAIN
+    values = metric_cells(answers, metric)["value"].drop_nulls()
+    return (0.0, float(values.max())) if values.len() else (0.0, 1.0)
+
+
+def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, float], models: list[str],
+                   languages: list[str], divider: str | None = None):
+    """The explorer's heatmap of `cells`: culturally specific and agnostic questions side by side, the
+    colour scale fixed to `domain` and saying which end is good, a line before `divider` (the first
+    low-resource language), the unreliable languages marked and their cells drawn as in the reports."""
+    table = cells.with_columns(language_label=pl.col("language").map_elements(language_label, return_dtype=pl.String))
+    present = set(table["language"])
+    return heatmap.heatmap(
+        table, x="language_label", y="model_name", value="value", title=metric.title,
+        value_title="%" if metric.kind == "share" else "bytes", better=metric.better, domain=domain,
+        x_order=[language_label(v) for v in languages if v in present],
+        y_order=[m for m in models if m in set(table["model_name"])], value_format=metric.value_format,
+        column="question_type", column_order=list(dimensions.QUESTION_TYPE_ORDER), status="status",
+        x_dividers=[language_label(divider)] if divider in present else [],
+        tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"])
 
 
 def question_options(answers: pl.DataFrame) -> list[tuple[str, int]]:
@@ -178,7 +257,9 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
             parts.append(f'<div class="calmqa-answer"><div class="calmqa-label">{html.escape(a["model_name"])}</div>')
             details = [f"{a['n_bytes']:,} bytes"]
             if a["is_empty"]:
-                details.append("empty (the provider returned an error)")
+                details.append("empty: the provider returned no text (a provider error)")
+            elif a["provider_error"]:
+                details.append(f"provider error: the API returned the code {a['provider_error_code']} instead of an answer")
             if has_surface and not a["is_human"]:
                 details.append("correct language: " + _flag(a["language_correct"]))
                 details.append("repetition: " + _flag(a["repetition"]))
@@ -187,7 +268,8 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
                 details.append(f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
                                f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}")
             parts.append(f'<div class="calmqa-meta">{html.escape("; ".join(details))}</div>')
-            parts.append(_text_block("Answer", a["text"]))
+            parts.append(_text_block("Answer", a["text"]) if a["text"] else
+                         '<div class="calmqa-label">Answer</div><div class="calmqa-text"><em>(empty)</em></div>')
             if a["text_en"]:
                 parts.append(_text_block("English translation", a["text_en"]))
             parts.append("</div>")
@@ -206,8 +288,18 @@ def summary(answers: pl.DataFrame, has_surface: bool) -> str:
             f"{answers.filter(pl.col('rating').is_not_null()).height} of them rated by people. {surface}")
 
 
+def question_matches(answers: pl.DataFrame, search: str) -> pl.DataFrame:
+    """The answers whose question's text, English text or name holds every word of `search` (any case)."""
+    frame = answers
+    for word in search.lower().split():
+        frame = frame.filter(pl.col("question_text").str.to_lowercase().str.contains(word, literal=True)
+                             | pl.col("question_text_en").fill_null("").str.to_lowercase().str.contains(word, literal=True)
+                             | pl.col("question_name").str.to_lowercase().str.contains(word, literal=True))
+    return frame
+
+
 class Explorer:
-    """The widgets of the explorer; `widget` is what the notebook displays."""
+    """The widgets of the explorer; `show()` is what the notebook displays."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, output_dir: Path | str | None = None, page_size: int = 5):
         import ipywidgets as w
@@ -223,6 +315,7 @@ class Explorer:
         self.language_order = self.orders.languages
         self.model_order = self.orders.models
         self._updating = False
+        self._domains: dict[str, tuple[float, float]] = {}
 
         def options(column: str, order: list[str] | None = None) -> list[str]:
             present = set(self.answers[column].drop_nulls().to_list())
@@ -235,8 +328,11 @@ class Explorer:
         self.question_type = w.Dropdown(options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type")
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
-        self.metric = w.Dropdown(options=[(m.title, m.key) for m in available_metrics(self.has_surface)],
-                                 value=METRICS[0].key, description="Metric")
+        metrics = available_metrics(self.has_surface)
+        self.metric = w.Dropdown(options=[(m.title, m.key) for m in metrics], value=metrics[0].key,
+                                 description="Metric", layout=w.Layout(width="32em"))
+        self.search = w.Text(value="", placeholder="words of a question, in its language or in English",
+                             description="Search", layout=w.Layout(width="95%"))
         self.question = w.Select(options=[(ALL, None)], value=None, rows=8, description="Question",
                                  layout=w.Layout(width="95%"))
         self.status = w.HTML()
@@ -246,14 +342,24 @@ class Explorer:
         self.save_button.on_click(lambda _: self.save_selection())
         self.chart = alt.JupyterChart(self._chart(), embed_options={"actions": False})
         self.chart.selections.observe(self._on_pick, [theme.PICK])
-        for control in (self.language, self.model, self.question_type, self.category, self.collection):
+        for control in (self.language, self.model, self.question_type, self.category, self.collection, self.search):
             control.observe(self._on_filter, names="value")
         self.metric.observe(lambda _: self._refresh_chart(), names="value")
         self.question.observe(lambda _: self._refresh_answers(), names="value")
         self._on_filter()
         filters = w.HBox([self.language, w.VBox([self.model, self.question_type, self.category, self.collection,
                                                   self.metric])])
-        self.widget = w.VBox([filters, self.status, self.chart, self.question, self.save_button, self.answers_view])
+        # Drawn only where the widgets run: it hides the note shown where they cannot (`show`).
+        live = w.HTML(f"<style>.{KERNEL_NOTE_CLASS} {{ display: none; }}</style>")
+        self.widget = w.VBox([live, filters, self.status, self.chart, self.search, self.question, self.save_button,
+                              self.answers_view])
+
+    def show(self):
+        """Display the note for a notebook without a kernel, then return the widgets to display."""
+        from IPython.display import HTML, display
+
+        display(HTML(KERNEL_NOTE))
+        return self.widget
 
     @property
     def filters(self) -> Filters:
@@ -269,24 +375,30 @@ class Explorer:
         return frame
 
     def _chart(self):
-        metric = METRIC_BY_KEY[self.metric.value] if hasattr(self, "metric") else METRICS[0]
+        metric = METRIC_BY_KEY[self.metric.value] if hasattr(self, "metric") else available_metrics(self.has_surface)[0]
         frame = apply_filters(self.answers, self.filters) if hasattr(self, "collection") else self.answers
-        return charts.explorer_heatmap(metric_cells(frame, metric), metric.title, metric.value_format,
-                                       self.model_order, self.language_order, self.orders.divider(by_label=False))
+        if metric.key not in self._domains:
+            self._domains[metric.key] = metric_domain(self.answers, metric)
+        return explorer_chart(metric_cells(frame, metric), metric, self._domains[metric.key], self.model_order,
+                              self.language_order, self.orders.divider(by_label=False))
 
     def _on_filter(self, _change=None) -> None:
         if self._updating:
             return
         matching = apply_filters(self.answers, self.filters)
+        found = question_matches(matching, self.search.value)
         chosen = self.question.value
-        options = question_options(matching)
-        self.question.options = [(f"{ALL} ({len(options):,} questions)", None), *options]
-        self.question.value = chosen if chosen in {q for _, q in options} else None
-        n_answers = matching.height
+        options = question_options(found)
+        shown = options[:QUESTIONS_LISTED]
+        more = f", the first {len(shown)} listed: search to narrow" if len(options) > len(shown) else ""
+        self.question.options = [(f"{ALL} ({len(options):,} questions{more})", None), *shown]
+        self.question.value = chosen if chosen in {q for _, q in shown} else None
         note = "" if self.has_surface else (
             " The database has no <code>answer_surface</code> table, so surface verdicts are not shown: "
             "build it with the surface-quality step of <code>make db</code>.")
-        self.status.value = f"<p>{n_answers:,} answers to {len(options):,} questions match.{note}</p>"
+        searched = f" ({len(options):,} with every word of the search)" if self.search.value.strip() else ""
+        self.status.value = (f"<p>{matching.height:,} answers to {matching['question_id'].n_unique():,} questions "
+                             f"match{searched}.{note}</p>")
         self._refresh_chart()
         self._refresh_answers()
 
@@ -294,7 +406,8 @@ class Explorer:
         self.chart.chart = self._chart()
 
     def _refresh_answers(self) -> None:
-        self.answers_view.value = answers_html(self.filtered, self.has_surface, self.page_size)
+        frame = self.filtered if self.question.value is not None else question_matches(self.filtered, self.search.value)
+        self.answers_view.value = answers_html(frame, self.has_surface, self.page_size)
 
     def select_cell(self, model_name: str, language: str) -> None:
         """Set the model and language filters to one heatmap cell (what a click on it does)."""
@@ -308,8 +421,9 @@ class Explorer:
 
     def _on_pick(self, change) -> None:
         picked = getattr(change["new"], "value", None) or []
-        if picked and "model_name" in picked[0] and "language" in picked[0]:
-            self.select_cell(picked[0]["model_name"], picked[0]["language"])
+        if picked and "model_name" in picked[0] and "language_label" in picked[0]:
+            labels = {language_label(v): v for v in self.language_order}
+            self.select_cell(picked[0]["model_name"], labels.get(picked[0]["language_label"], picked[0]["language_label"]))
 
     def save_selection(self) -> Path:
         """Write the matching answers as explorer_selection.csv in the output folder."""

@@ -353,18 +353,3 @@ def engine_accuracy_heatmap(cells: pl.DataFrame, languages: list[str], engines: 
     return heatmap(cells, x="engine", y="language_label", value="pct", title="% of held-out release texts identified, by engine",
                    value_title="% identified", better="higher", domain=PERCENT_DOMAIN, value_format=".0f",
                    x_order=engines, y_order=languages, tooltip=["language", "engine", "n_texts", "pct"])
-
-
-# ---------------------------------------------------------------- the explorer
-
-def explorer_heatmap(cells: pl.DataFrame, title: str, value_format: str, models: list[str], languages: list[str],
-                     divider: str | None = None) -> alt.Chart:
-    """The explorer's model x language heatmap of one metric, over the models and languages the cells have,
-    with a line before `divider` (the first low-resource language) when the cells have it."""
-    present = set(cells["language"])
-    return heatmap(
-        cells, x="language", y="model_name", value="value", title=title, value_title=title,
-        x_order=[language for language in languages if language in present],
-        y_order=[m for m in models if m in set(cells["model_name"])], value_format=value_format,
-        x_dividers=[divider] if divider in present else [],
-    )

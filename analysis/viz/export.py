@@ -1,5 +1,6 @@
 """The one way figures and tables are written: a figure as PNG and SVG for the screen and as a PDF for
-print (`print_pdf`), with the CSV of the numbers it shows; a table as CSV."""
+print (`print_pdf`), with the CSV of the numbers it shows; a table as CSV. Text cells a spreadsheet
+would run as a formula are written prefixed with `'` (`io.records.write_csv_for_people`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ..io.records import write_csv_for_people
 from . import print_pdf
 
 if TYPE_CHECKING:
@@ -30,5 +32,5 @@ def save_table(table: pl.DataFrame, out_dir: Path | str, name: str) -> pl.DataFr
     """Write a table as `name`.csv; return it to display."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    table.write_csv(out_dir / f"{name}.csv")
+    write_csv_for_people(table, out_dir / f"{name}.csv")
     return table

@@ -1,0 +1,82 @@
+"""The report tables (analysis/viz/tables.py): what a reader sees of a frame, and that every spec belongs
+to a table a notebook shows."""
+
+import re
+
+import polars as pl
+import pytest
+
+from analysis.core import paths
+from analysis.viz import tables
+
+
+def _cells(table: tables.Table) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", table.html, re.DOTALL)]
+
+
+def test_a_frame_is_shown_for_people():
+    frame = pl.DataFrame({
+        "model": ["claude-3-opus", "GPT-4o"], "question_type": ["specific", "agnostic"],
+        "pct_correct_language": [97.91666, None], "ok": [True, False], "n_answers": [1278, 12345],
+        "text": ["<script>alert(1)</script>", ""],
+    })
+    table = tables.show(frame, "rates_by_model")
+    cells = _cells(table)
+    assert "Claude 3 Opus" in table.html and "claude-3-opus" not in table.html  # display names, grouped rows
+    assert "97.9" in cells and tables.MISSING in cells  # fixed decimals; a dash for a missing value
+    assert {"yes", "no"} <= set(cells) and "12,345" in cells
+    assert "culturally specific" in cells and "% correct language" in table.html
+    assert not {"None", "null", "true", "false", "NaN"} & set(cells)
+    assert "<script>alert" not in table.html and "&lt;script&gt;" in table.html
+    assert "shape:" not in table.html and not any(c.startswith('"') for c in cells)
+    assert tables.SPECS["rates_by_model"].caption in table.html
+
+
+def test_table4_is_wide_as_in_the_paper():
+    frame = pl.DataFrame({
+        "resource_level": ["high"] * 4, "language": ["Arabic", "Arabic", "English", "English"],
+        "question_type": ["specific", "agnostic"] * 2, "n_questions": [85, 51, 78, 51],
+        "question_bytes_mean": [74.31, 108.7, 275.7, 67.1], "question_bytes_std": [61.3, 56.4, 189.0, 31.7],
+        "n_human_answers": [85, 0, 78, 51], "answer_bytes_mean": [2105.0, None, 674.1, 632.3],
+        "answer_bytes_std": [2378.2, None, 475.9, 636.9],
+    })
+    table = tables.show(frame, "table4_question_lengths")
+    assert "Culturally specific" in table.html and "Culturally agnostic" in table.html
+    body = table.html.split("<tbody", 1)[1]
+    assert len(re.findall(r"<tr>\s*<td", body)) == 2  # a row per language
+    assert "74.3" in _cells(table) and "n/a" in _cells(table)
+
+
+def test_labels_may_name_the_groups_compared():
+    frame = pl.DataFrame({"model": ["Aya 13B"], "n_a": [3], "n_b": [4], "group_a": ["human-collected"],
+                          "group_b": ["auto-collected"], "p_value": [0.00001]})
+    table = tables.show(frame, "table14_high_resource")
+    assert "Answers: human-collected" in table.html and "Answers: auto-collected" in table.html
+    assert "&lt; 0.001" in table.html and "group_a" not in table.html
+
+
+def test_an_empty_table_says_so():
+    assert "none" in tables.show(pl.DataFrame({"language": []}, schema={"language": pl.String}), "left_out_groups").html
+
+
+def test_nothing_is_fetched_from_the_network():
+    html = tables.show(pl.DataFrame({"a": [1.5]})).html
+    assert "@import" not in html and "http" not in html
+    assert tables._offline("<style>@import url('https://fonts.googleapis.com/css2?family=X');p{}</style>") == "<style>p{}</style>"
+
+
+def test_every_spec_is_a_table_a_notebook_shows():
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in paths.NOTEBOOKS.glob("*.ipynb"))
+    sources += (paths.ROOT / "analysis" / "analyses" / "paper_items.py").read_text(encoding="utf-8")
+    unused = [name for name in tables.SPECS if not name.startswith("*") and f'\\"{name}\\"' not in sources
+              and f'"{name}"' not in sources]
+    assert not unused, f"specs of tables no notebook shows: {unused}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in tables.SPECS if not n.startswith("*")))
+def test_a_spec_labels_only_columns_it_can_have(name):
+    spec = tables.SPECS[name]
+    if spec.wide is not None:
+        assert set(spec.wide.values) <= set(spec.labels) | set(tables.LABELS)
+    for columns in spec.spanners.values():
+        assert set(columns) <= set(spec.labels)
