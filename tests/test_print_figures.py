@@ -189,6 +189,14 @@ def test_a_model_language_heatmap_prints_on_a_page_with_legible_labels(heatmap_p
     assert {"err", "n/i"} <= {r.text for r in runs}
 
 
+def test_a_cell_without_a_value_is_printed_without_a_label(tmp_path):
+    cells, orders = model_language_cells(4)
+    cells = cells.with_columns(value=pl.when(pl.int_range(pl.len()) == 0).then(None).otherwise(pl.col("value")))
+    chart = charts.model_language_heatmap(cells, "value", orders, title="t", value_title="%", better="higher")
+    texts = {run.text for run in text_runs(read_pdf(print_pdf.save(chart, tmp_path / "null.pdf"))[2])}
+    assert "null" not in texts and "NaN" not in texts and "100" in texts
+
+
 def test_the_print_check_finds_a_figure_too_wide_for_a_page(tmp_path):
     path = print_pdf.save(wide_heatmap(n_languages=40), tmp_path / "too_wide.pdf")
     problems = print_problems(path)

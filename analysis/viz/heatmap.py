@@ -101,7 +101,8 @@ def heatmap(
         ),
         tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
     )
-    labels = base_values.mark_text(style=CELL_LABEL).encode(
+    # A cell without a value is grey and has no label (Vega would print "null").
+    labels = base_values.transform_filter(f"isValid(datum[{json.dumps(value)}])").mark_text(style=CELL_LABEL).encode(
         x=x_enc,
         y=y_enc,
         text=alt.Text(f"{value}:Q", format=value_format),
@@ -152,7 +153,7 @@ def _divider(base: alt.Chart, field: str, before: str, channel: str, order: list
 
 
 def _print_scale(table: pl.DataFrame, x: str, y: str, column: str | None, cell_width: int, size: str,
-                 widest_label: int) -> float:
+                 widest_label: float) -> float:
     """How much smaller than on screen the cells are drawn in print: as wide as the `size`'s width
     allows beside the row labels, for the most columns any panel has, but wide enough for the widest
     cell label (a heatmap with too many columns for the width then prints wider than it, and the print
@@ -165,16 +166,17 @@ def _print_scale(table: pl.DataFrame, x: str, y: str, column: str | None, cell_w
     return max(room / n_columns, label_room) / cell_width
 
 
-def _label_chars(values: pl.Series, value_format: str) -> int:
-    """How many characters the widest cell label has: the integer digits of the largest magnitude, a
-    sign, and the decimals and suffix of the d3 format (`.0f`, `.2f`, `d`, `.0%`...)."""
+def _label_chars(values: pl.Series, value_format: str) -> float:
+    """How many characters wide the widest cell label is: the integer digits of the largest magnitude, a
+    sign, and the decimals and suffix of the d3 format (`.0f`, `.2f`, `d`, `.0%`...), the decimal point
+    counted as half a character (it is about half a digit wide)."""
     finite = values.cast(pl.Float64).drop_nulls().drop_nans().abs()
     largest = float(finite.max()) if finite.len() else 0.0
     percent = value_format.endswith("%")
     digits = len(f"{largest * (100 if percent else 1):.0f}")
     decimals = int(value_format.split(".")[1].rstrip("f%de")) if "." in value_format else 0
     negative = int(bool(values.cast(pl.Float64).drop_nulls().lt(0).any()))
-    return negative + digits + (decimals + 1 if decimals else 0) + int(percent)
+    return negative + digits + (decimals + 0.5 if decimals else 0) + int(percent)
 
 
 def _range(values: pl.Series) -> tuple[float, float]:
