@@ -2,7 +2,7 @@
 
 import polars as pl
 
-from analysis.analyses import answer_verdicts, human_evaluation
+from analysis.analyses import answer_verdicts, dimensions, human_evaluation
 from analysis.viz import charts
 
 
@@ -37,5 +37,5 @@ def test_verdict_counts_are_tables_25_to_27_in_long_form(con):
         wide = human_evaluation.verdict_counts(ratings, verdict).filter(pl.col("question_type") == question_type)
         for level in human_evaluation.LEVELS[verdict]:
             assert per_language.filter(pl.col("level") == level)["n_answers"].sum() == wide[level].sum()
-        spec = charts.verdict_chart(counts, verdict, question_type).to_dict()
+        spec = charts.verdict_chart(counts, verdict, question_type, dimensions.Orders.of(con)).to_dict()
         assert f"(paper Figure {figure})" in spec["title"]

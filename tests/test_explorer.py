@@ -79,7 +79,10 @@ def test_the_default_metric_is_a_percentage_on_a_scale_that_stays_put(explore):
 def test_agnostic_and_specific_side_by_side_and_unreliable_languages_not_identified(explore):
     explore.language.value = explorer.ALL
     spec = explore.chart.chart.to_dict()
-    assert spec["facet"]["column"]["field"] == "question_type"
+    # In the suite's order, with the line between the high- and the low-resource languages.
+    assert spec["facet"]["field"] == "question_type" and spec["facet"]["sort"] == ["specific", "agnostic"]
+    assert [layer["transform"][0] for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rule"] == [
+        {"filter": 'datum["language_label"] === "Afar"'}]
     rows = next(iter(spec["datasets"].values()))
     kirundi = [r for r in rows if r["language"] == "Kirundi"]
     assert kirundi and all(r["status"] == explorer.NOT_IDENTIFIED and r["value"] is None for r in kirundi)

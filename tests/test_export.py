@@ -18,7 +18,7 @@ def gradient_heatmap(values) -> object:
 
 def test_the_png_is_the_bytes_altair_draws_and_the_svg_its_drawing(tmp_path):
     chart, table = gradient_heatmap([0.1, 0.5, 0.7, 0.9])
-    export.save_figure(chart, table, tmp_path, "figure", print_pdf=False)
+    export.save_figure(chart, table, tmp_path, "figure")
     chart.save(tmp_path / "altair.png", scale_factor=export.PNG_SCALE)
     chart.save(tmp_path / "altair.svg")
     assert (tmp_path / "figure.png").read_bytes() == (tmp_path / "altair.png").read_bytes()
@@ -29,10 +29,10 @@ def test_the_png_is_the_bytes_altair_draws_and_the_svg_its_drawing(tmp_path):
 
 def test_a_figures_svg_does_not_depend_on_what_was_drawn_before(tmp_path):
     chart, table = gradient_heatmap([0.1, 0.5, 0.7, 0.9])
-    export.save_figure(chart, table, tmp_path / "first", "figure", print_pdf=False)
+    export.save_figure(chart, table, tmp_path / "first", "figure")
     for values in ([0.2, 0.4, 0.6, 0.8], [0.3, 0.3, 0.3, 0.9]):  # vega's gradient counter moves on
-        export.save_figure(*gradient_heatmap(values), tmp_path / "between", "other", print_pdf=False)
-    export.save_figure(chart, table, tmp_path / "again", "figure", print_pdf=False)
+        export.save_figure(*gradient_heatmap(values), tmp_path / "between", "other")
+    export.save_figure(chart, table, tmp_path / "again", "figure")
     first = (tmp_path / "first" / "figure.svg").read_text()
     assert 'id="gradient_0"' in first and "url(#gradient_0)" in first
     assert (tmp_path / "again" / "figure.svg").read_text() == first
@@ -52,7 +52,7 @@ def test_render_ids_are_numbered_as_in_a_fresh_process(svg, expected):
 
 def test_static_exports_are_timed_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv(timings.ENV, str(tmp_path / "steps.jsonl"))
-    export.save_figure(*gradient_heatmap([0.1, 0.5, 0.7, 0.9]), tmp_path, "figure", print_pdf=False)
+    export.save_figure(*gradient_heatmap([0.1, 0.5, 0.7, 0.9]), tmp_path, "figure")
     steps = timings.read(tmp_path / "steps.jsonl")
     assert [(s["phase"], s["format"], s["figure"]) for s in steps] == [
         ("static export", "csv", "figure"), ("static export", "svg", "figure"), ("static export", "png", "figure")]

@@ -5,7 +5,7 @@ import math
 import polars as pl
 import pytest
 
-from analysis.analyses import human_evaluation
+from analysis.analyses import dimensions, human_evaluation
 from analysis.viz import charts
 
 SMALL = pl.DataFrame({
@@ -13,7 +13,7 @@ SMALL = pl.DataFrame({
     "language": ["German", "German", "German", "Hindi", "Hindi", "Hindi"],
     "annotator": ["1", "1", "1", "2", "2", "2"],
     "question_type": ["specific", "agnostic", "specific", "specific", "agnostic", "agnostic"],
-    "model": ["claude-3-opus", "claude-3-opus", "mixtral-8x22b", "claude-3-opus", "claude-3-opus", "gpt-4-turbo"],
+    "model": ["Claude 3 Opus", "Claude 3 Opus", "Mixtral 8x22B", "Claude 3 Opus", "Claude 3 Opus", "GPT-4 Turbo"],
     "rating": [5, 4, 1, 4, 5, 5],
     "factuality": ["none", "minor", "major", "none", "none", "minor"],
     "omissions": ["none", "none", "major", "minor", "none", "none"],
@@ -23,25 +23,26 @@ SMALL = pl.DataFrame({
 
 def test_rating_distribution_counts_every_level_with_zeros():
     table = human_evaluation.rating_distribution(SMALL, ["model"])
-    claude = table.filter(pl.col("model") == "claude-3-opus")
+    claude = table.filter(pl.col("model") == "Claude 3 Opus")
     assert claude["rating"].to_list() == [1, 2, 3, 4, 5]
     assert claude["n"].to_list() == [0, 0, 0, 2, 2]
     assert claude["share"].to_list() == [0, 0, 0, 0.5, 0.5]
     assert claude["mean_rating"].unique().to_list() == [4.5]
     assert table.group_by("model").agg(pl.col("share").sum())["share"].to_list() == [1.0, 1.0, 1.0]
-    assert table["model"].unique(maintain_order=True).to_list() == ["claude-3-opus", "gpt-4-turbo", "mixtral-8x22b"]
+    # Display names, in the paper's order.
+    assert table["model"].unique(maintain_order=True).to_list() == ["GPT-4 Turbo", "Claude 3 Opus", "Mixtral 8x22B"]
 
 
 def test_verdict_counts_by_language_type_and_model():
     table = human_evaluation.verdict_counts(SMALL, "language_correct")
     assert table.columns == ["language", "question_type", "model", "yes", "partially", "no", "n"]
     assert table.rows() == [
-        ("German", "specific", "claude-3-opus", 1, 0, 0, 1),
-        ("German", "specific", "mixtral-8x22b", 0, 0, 1, 1),
-        ("German", "agnostic", "claude-3-opus", 1, 0, 0, 1),
-        ("Hindi", "specific", "claude-3-opus", 0, 1, 0, 1),
-        ("Hindi", "agnostic", "claude-3-opus", 1, 0, 0, 1),
-        ("Hindi", "agnostic", "gpt-4-turbo", 1, 0, 0, 1),
+        ("German", "specific", "Claude 3 Opus", 1, 0, 0, 1),
+        ("German", "specific", "Mixtral 8x22B", 0, 0, 1, 1),
+        ("German", "agnostic", "Claude 3 Opus", 1, 0, 0, 1),
+        ("Hindi", "specific", "Claude 3 Opus", 0, 1, 0, 1),
+        ("Hindi", "agnostic", "GPT-4 Turbo", 1, 0, 0, 1),
+        ("Hindi", "agnostic", "Claude 3 Opus", 1, 0, 0, 1),
     ]
     with pytest.raises(ValueError, match="unexpected factuality values"):
         human_evaluation.verdict_counts(SMALL.with_columns(factuality=pl.lit("severe")), "factuality")
@@ -50,7 +51,10 @@ def test_verdict_counts_by_language_type_and_model():
 def test_model_frame_puts_reference_levels_first():
     frame = human_evaluation.model_frame(SMALL)
     assert frame["rating"].cat.ordered and list(frame["rating"].cat.categories) == ["1", "2", "3", "4", "5"]
+    # R gets each model's key, an identifier its term names and contrast labels keep as it is.
     assert list(frame["model"].cat.categories) == ["claude-3-opus", "gpt-4-turbo", "mixtral-8x22b"]
+    assert frame["model"].tolist() == ["claude-3-opus", "claude-3-opus", "mixtral-8x22b", "claude-3-opus",
+                                       "claude-3-opus", "gpt-4-turbo"]
     assert list(frame["question_type"].cat.categories) == ["specific", "agnostic"]
     assert list(frame["factuality"].cat.categories) == ["none", "minor", "major"]
     assert list(frame["language_correct"].cat.categories) == ["yes", "partially", "no"]
@@ -89,10 +93,12 @@ def test_random_effect_note_follows_the_data():
 
 def test_distribution_chart_has_one_panel_per_question_type():
     table = human_evaluation.rating_distribution(SMALL, ["model", "question_type"])
-    spec = charts.rating_distribution_chart(table, "question_type", title="t").to_dict()
-    assert spec["facet"]["column"]["field"] == "question_type"
-    assert spec["facet"]["column"]["sort"] == ["specific", "agnostic"]
+    orders = dimensions.Orders(dimensions.PAPER_MODELS, [], [])
+    spec = charts.rating_distribution_chart(table, "question_type", orders, title="t").to_dict()
+    assert spec["facet"]["field"] == "question_type"
+    assert spec["facet"]["sort"] == ["specific", "agnostic"]
     assert spec["spec"]["encoding"]["x"]["stack"] == "normalize"
+    assert spec["spec"]["encoding"]["y"]["sort"] == ["GPT-4 Turbo", "Claude 3 Opus", "Mixtral 8x22B"]
 
 
 def test_analyses_on_the_real_ratings(con):
@@ -120,7 +126,7 @@ def test_analyses_on_the_real_ratings(con):
     table21 = r2.filter(pl.col("predictor") == human_evaluation.INTERACTION).row(0, named=True)
     assert (table21["r2_marginal"], table21["r2_conditional"]) == (0.266, 0.497)
     assert "marginal R² 0.266 and conditional R² 0.497" in text
-    assert contrasts.filter((pl.col("level_a") == "claude-3-opus") & (pl.col("level_b") == "mixtral-8x22b"))[
+    assert contrasts.filter((pl.col("level_a") == "Claude 3 Opus") & (pl.col("level_b") == "Mixtral 8x22B"))[
         "logistic_pct"].round(0).to_list() == [88.0]
 
     issues = human_evaluation.fit_issue_models(frame)

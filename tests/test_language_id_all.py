@@ -17,7 +17,7 @@ from analysis.pipeline import imports
 from analysis.pipeline import language_id_all as lid
 from analysis.pipeline import language_id_evaluation as evaluate
 from analysis.reporting import run
-from analysis.core.errors import InputError
+from analysis.core.errors import InputError, NotebookFailed
 
 TARGET_CODES = {"Balochi": "bal", "Hiligaynon": "hil", "Kirundi": "rn", "Papiamento": "pap"}
 
@@ -250,3 +250,35 @@ def test_notebook_09_end_to_end(database, evaluation, tmp_path, con):
     assert "beyond the paper" in page and "Every goal of issue 19 is met." in page
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page)
     assert pl.read_csv(out / "annotator_disagreements.csv").height == 0  # every Kirundi disagreement would be listed here
+
+
+# ---------------------------------------------------------------- notebook 03 with every language identified
+
+def test_notebook_03_follows_its_language_identification_parameter(database, tmp_path, con):
+    html = run.run_notebook("03_surface_quality", db_path=database, figures_root=tmp_path / "figures",
+                            reports_root=tmp_path / "reports", build_root=tmp_path / "build",
+                            parameters={"language_identification": "all"})
+    out = tmp_path / "figures" / "03_surface_quality"
+    # Its surface figures and rates are those of every language identified, under names of their own.
+    assert not (out / "heatmap_pct_correct_language.csv").exists() and not (out / "rates_by_model.csv").exists()
+    cells = pl.read_csv(out / "heatmap_pct_correct_language_all_languages.csv")
+    assert cells["language"].n_unique() == 23 and not (cells["status"] == "language not identified").any()
+    assert {"Balochi ‡", "Kirundi ‡"} <= set(cells["language_label"])
+    expected = con.sql("""SELECT 100 * avg(i.language_correct::INT) FROM answer_language_all i JOIN answers a USING (answer_id)
+                          JOIN answer_surface s USING (answer_id) JOIN questions q USING (question_id)
+                          JOIN models m ON m.model = a.model
+                          WHERE q.language = 'Balochi' AND q.question_type = 'agnostic' AND m.display_name = 'Aya 13B'
+                            AND NOT s.provider_error""").fetchall()[0][0]
+    cell = cells.filter((pl.col("language") == "Balochi") & (pl.col("question_type") == "agnostic")
+                        & (pl.col("model") == "Aya 13B"))
+    assert cell["pct_correct_language"][0] == pytest.approx(round(expected, 1))
+    rates = pl.read_csv(out / "rates_by_model_all_languages.csv")
+    assert set(rates["n_languages"]) == {23}
+    assert "identified by the new engine, beyond the paper" in html.read_text(encoding="utf-8")
+
+
+def test_notebook_03_names_an_unknown_language_identification(database, tmp_path):
+    with pytest.raises(NotebookFailed, match="language_identification is 'both'; expected one of paper, all"):
+        run.run_notebook("03_surface_quality", db_path=database, figures_root=tmp_path / "figures",
+                         reports_root=tmp_path / "reports", build_root=tmp_path / "build",
+                         parameters={"language_identification": "both"})

@@ -348,6 +348,7 @@ def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tm
     out = tmp_path / "figures" / "07_nativqa_results"
     for name in ("table2_bertscore_f1", "table2_bleu", "table2_rouge1", "table4_gpt4o_judge", "figure5_bleu_by_resource_level"):
         assert (out / f"{name}.png").stat().st_size > 0 and (out / f"{name}.svg").is_file()
+        assert (out / f"{name}.pdf").is_file()
     csv = pl.read_csv(nativqa_files.FOLDER / "table1_dataset.csv")
     total = pl.read_csv(out / "table1_dataset_sizes.csv").filter(pl.col("region") == "Total")
     assert total["total_annotated"].item() == csv["total_annotated"].sum()

@@ -34,9 +34,13 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
         "dataset_counts.csv",
-        "figure1_category_treemap.csv", "figure1_category_treemap.png", "figure1_category_treemap.svg",
+        "figure1_category_treemap.csv", "figure1_category_treemap.pdf", "figure1_category_treemap.png",
+        "figure1_category_treemap.svg",
         "figure5_specific_categories.csv", "figure5_specific_categories.pdf", "figure5_specific_categories.png",
-        "figure5_specific_categories.svg", "table10_languages.csv", "table4_question_lengths.csv",
+        "figure5_specific_categories.svg",
+        "figure5_specific_category_shares.csv", "figure5_specific_category_shares.pdf",
+        "figure5_specific_category_shares.png", "figure5_specific_category_shares.svg",
+        "table10_languages.csv", "table4_question_lengths.csv",
         "top_category_by_language.csv", "top_category_counts.csv",
     ]
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))

@@ -1,4 +1,4 @@
-"""Answer scores, bootstrap intervals and KS comparisons (issue 6): hand-made cases, scipy as the
+"""Answer scores, bootstrap intervals and the comparisons of two groups (issue 6; Fisher's exact test for 0/1 scores, issue 16): hand-made cases, scipy as the
 reference, and notebooks 04 and 06 run on a database with surface verdicts, without and with imports."""
 
 import csv
@@ -10,10 +10,10 @@ import pytest
 from scipy import stats
 
 from analysis import store
-from analysis.analyses import scores, surface
+from analysis.analyses import dimensions, scores, surface
 from analysis.pipeline import imports
 from analysis.reporting import provenance, run
-from analysis.stats import intervals
+from analysis.stats import comparisons, intervals
 
 # ------------------------------------------------------------------------------------ S per answer
 
@@ -103,7 +103,7 @@ def test_s_cells_need_metrics_for_their_clean_answers():
     assert scores.score_cells(_scored_cell(0, 19, 20), "s_surf").row(0, named=True)["s_surf"] == round(100 * 19 / 39, 1)
 
 
-# --------------------------------------------------------------------------------------------- KS
+# ------------------------------------------------------------------------ comparisons of two groups
 
 def _comparison_frame() -> pl.DataFrame:
     rng = np.random.default_rng(3)
@@ -132,9 +132,10 @@ def _sample(frame, language=None, collection=None, model=None, level=None):
     return frame.filter(keep)["s"].to_numpy()
 
 
-def test_ks_per_language_equals_scipy():
+def test_a_continuous_score_is_compared_by_ks_per_language_as_scipy_does():
     frame = _comparison_frame()
-    table = scores.ks_by_language(frame, (HUMAN, AUTO), "s")
+    table = scores.comparison_by_language(frame, (HUMAN, AUTO), "s")
+    assert set(table["test"]) == {"two-sample Kolmogorov-Smirnov test"}
     assert table["language"].to_list() == ["German", "Japanese", "Afar"]
     for row in table.filter(pl.col("language") != "Afar").iter_rows(named=True):
         a, b = _sample(frame, row["language"], "human"), _sample(frame, row["language"], "auto")
@@ -142,15 +143,33 @@ def test_ks_per_language_equals_scipy():
         assert (row["n_a"], row["n_b"]) == (80, 50)
         assert row["ks_d"] == expected.statistic and row["p_value"] == expected.pvalue
         assert row["mean_a"] == round(100 * a.mean(), 1)
+        assert row["difference"] == round(100 * (a.mean() - b.mean()), 1)
     afar = table.filter(pl.col("language") == "Afar").row(0, named=True)
-    assert (afar["n_a"], afar["n_b"], afar["ks_d"], afar["p_value"]) == (80, 0, None, None)
+    assert (afar["n_a"], afar["n_b"], afar["ks_d"], afar["p_value"], afar["difference"]) == (80, 0, None, None, None)
     japanese = table.filter(pl.col("language") == "Japanese").row(0, named=True)
     assert japanese["p_value"] < 0.001  # the auto answers there are shifted by 0.3
 
 
-def test_ks_aggregate_equals_scipy_on_the_pooled_high_resource_answers():
+def test_a_share_is_compared_by_fishers_exact_test_not_ks():
+    """S_surf is 0 or 1 per answer: the groups differ in their shares, which Fisher's exact test compares."""
+    frame = _comparison_frame().with_columns(s_surf=(pl.col("s") > 0.55).cast(pl.Float64))
+    table = scores.comparison_by_language(frame, (HUMAN, AUTO), "s_surf")
+    assert set(table["test"]) == {"Fisher's exact test"} and table["ks_d"].null_count() == table.height
+    for row in table.filter(pl.col("language") != "Afar").iter_rows(named=True):
+        human = frame.filter((pl.col("language") == row["language"]) & (pl.col("collection") == "human"))["s_surf"]
+        auto = frame.filter((pl.col("language") == row["language"]) & (pl.col("collection") == "auto"))["s_surf"]
+        contingency = [[int(human.sum()), human.len() - int(human.sum())], [int(auto.sum()), auto.len() - int(auto.sum())]]
+        assert row["p_value"] == stats.fisher_exact(contingency).pvalue
+        assert row["difference"] == round(100 * (human.mean() - auto.mean()), 1)
+    japanese = table.filter(pl.col("language") == "Japanese").row(0, named=True)
+    assert japanese["difference"] < 0 and japanese["p_value"] < 0.001
+    with pytest.raises(ValueError, match="0/1 samples"):
+        comparisons.fisher_exact(np.array([0.5, 1.0]), np.array([0.0]))
+
+
+def test_comparison_aggregate_equals_scipy_on_the_pooled_high_resource_answers():
     frame = _comparison_frame()
-    table = scores.ks_aggregate(frame, (HUMAN, AUTO), "s", "high")
+    table = scores.comparison_aggregate(frame, (HUMAN, AUTO), "s", "high")
     assert table["model"].to_list() == ["m1", "m2", scores.ALL_MODELS]
     for row in table.iter_rows(named=True):
         model = None if row["model"] == scores.ALL_MODELS else row["model"]
@@ -158,9 +177,9 @@ def test_ks_aggregate_equals_scipy_on_the_pooled_high_resource_answers():
         assert row["ks_d"] == expected.statistic and row["p_value"] == expected.pvalue
 
 
-def test_ks_aggregate_pools_only_the_models_in_both_groups():
+def test_comparison_aggregate_pools_only_the_models_in_both_groups():
     frame = _comparison_frame().filter(~((pl.col("model") == "m2") & (pl.col("collection") == "auto")))
-    table = scores.ks_aggregate(frame, (HUMAN, AUTO), "s", "high")
+    table = scores.comparison_aggregate(frame, (HUMAN, AUTO), "s", "high")
     m2 = table.filter(pl.col("model") == "m2").row(0, named=True)
     assert m2["n_b"] == 0 and m2["ks_d"] is None
     pooled = table.filter(pl.col("model") == scores.ALL_MODELS).row(0, named=True)
@@ -298,9 +317,11 @@ def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path
 def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_database, tmp_path):
     out, page = _run("06_collection_comparison", surface_database, tmp_path)
     assert "has no answers in this database" in page and "Compared instead" in page
-    by_language = pl.read_csv(out / "ks_by_language.csv")
+    by_language = pl.read_csv(out / "tests_by_language.csv")
     assert set(by_language["group_a"]) == {"culturally specific"} and set(by_language["group_b"]) == {"culturally agnostic"}
-    assert by_language.height == 23 and by_language["ks_d"].null_count() == 0
+    # Without metrics the score is S_surf, 0 or 1 per answer: Fisher's exact test, not KS.
+    assert set(by_language["test"]) == {"Fisher's exact test"} and by_language["ks_d"].null_count() == 23
+    assert by_language.height == 23 and by_language["p_value"].null_count() == 0
     # Specific vs agnostic is not the paper's Figure 12 or Table 14: neither the names nor the title say so.
     assert (out / "group_heatmaps.png").is_file() and not list(out.glob("figure12_*"))
     assert pl.read_csv(out / "high_resource_comparison.csv")["model"].to_list()[-1] == scores.ALL_MODELS
@@ -312,8 +333,9 @@ def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(met
     # Auto-collected questions without model answers: still nothing to compare them with.
     out, page = _run("06_collection_comparison", metrics_database, tmp_path)
     assert "The compared score is **overall score S**" in page and "**auto-collected** has no answers" in page
-    by_language = pl.read_csv(out / "ks_by_language.csv")
+    by_language = pl.read_csv(out / "tests_by_language.csv")
     assert set(by_language["group_b"]) == {"culturally agnostic"} and by_language["ks_d"].null_count() == 0
+    assert set(by_language["test"]) == {"two-sample Kolmogorov-Smirnov test"}
     with store.connect(metrics_database) as con:
         answers = scores.answer_scores(con).filter(pl.col("language") == "Hindi")
     specific, agnostic = (answers.filter(pl.col("question_type") == t)["s"].drop_nulls().to_numpy()
@@ -325,7 +347,7 @@ def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(met
 def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers_database, tmp_path):
     out, page = _run("06_collection_comparison", auto_answers_database, tmp_path)
     assert "The compared score is **overall score S**" in page and "Compared: **human-collected**" in page
-    by_language = pl.read_csv(out / "ks_by_language.csv")
+    by_language = pl.read_csv(out / "tests_by_language.csv")
     german = by_language.filter(pl.col("language") == "German").row(0, named=True)
     assert german["n_b"] == 36 and german["ks_d"] is not None
     with store.connect(auto_answers_database) as con:
@@ -348,7 +370,9 @@ def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_datab
         rates = surface.rates_by_model_language(con)
         cells = surface.metric_cells(rates, "pct_surface_ok")
     shown = cells.filter(pl.col("status").is_null())
-    expected = rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)).sort("model", "language", "question_type")
+    # In the suite's order: models as the paper lists them, question types culturally specific first.
+    expected = dimensions.in_order(rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)),
+                                   ["model", "language", "question_type"])
     assert shown.select("model", "language", "question_type").equals(expected.select("model", "language", "question_type"))
     assert (shown["pct_surface_ok"] - expected["pct_surface_ok"]).abs().max() <= 0.05
     assert shown["ci_low"].null_count() == 0

@@ -167,14 +167,18 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
         "n_correct_language": [0, 10, 3], "n_repetition": [0, 0, 2], "n_surface_ok": [0, 10, 1]})
     for metric in surface_tables.METRICS:
         cells = surface_tables.metric_cells(rates, metric)
-        assert cells["status"][0] == surface_tables.PROVIDER_ERRORS_ONLY and cells[metric][0] is None
-        assert cells["status"][1] is None and cells[metric][1] == (0.0 if metric == "pct_repetition" else 100.0)
+        # In the suite's order: culturally specific questions first.
+        assert cells.select("language", "question_type").rows() == [
+            ("German", "specific"), ("German", "agnostic"), ("Kirundi", "agnostic")]
+        clean, errors, kirundi = cells.rows(named=True)
+        assert errors["status"] == surface_tables.PROVIDER_ERRORS_ONLY and errors[metric] is None
+        assert clean["status"] is None and clean[metric] == (0.0 if metric == "pct_repetition" else 100.0)
         # A share of 100% or 0% still has an interval of some width.
-        assert cells["ci_low"][1] < cells["ci_high"][1]
+        assert clean["ci_low"] < clean["ci_high"]
         if metric in surface_tables.LANGUAGE_DEPENDENT:
-            assert cells["status"][2] == surface_tables.NOT_IDENTIFIED and cells[metric][2] is None
+            assert kirundi["status"] == surface_tables.NOT_IDENTIFIED and kirundi[metric] is None
         else:
-            assert cells["status"][2] is None and cells[metric][2] == 20.0
+            assert kirundi["status"] is None and kirundi[metric] == 20.0
 
 
 def test_write_tables_fills_both_tables(database, tmp_path):

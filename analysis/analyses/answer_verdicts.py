@@ -8,7 +8,7 @@ import duckdb
 import polars as pl
 
 from ..stats import intervals
-from . import human_evaluation
+from . import dimensions, human_evaluation
 
 ENGLISH_SQL = """
 SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
@@ -75,15 +75,12 @@ def verdict_counts(ratings: pl.DataFrame, verdict: str, question_type: str) -> p
     overall = wide.group_by("question_type", "model").agg(pl.col(*levels, "n").sum()).with_columns(
         language=pl.lit(ALL_LANGUAGES))
     both = pl.concat([wide, overall.select(wide.columns)])
-    model_position = {m: i for i, m in enumerate(human_evaluation.RATED_MODELS)}
-    return (both.unpivot(index=["language", "question_type", "model"], on=levels, variable_name="level",
+    long = (both.unpivot(index=["language", "question_type", "model"], on=levels, variable_name="level",
                          value_name="n_answers")
             .with_columns(level_position=pl.col("level").replace_strict({lv: i for i, lv in enumerate(levels)},
                                                                         return_dtype=pl.Int32),
-                          model_position=pl.col("model").replace_strict(model_position, return_dtype=pl.Int32),
-                          model=pl.col("model").replace_strict(human_evaluation.DISPLAY_NAME),
-                          is_total=pl.col("language") == ALL_LANGUAGES)
-            .sort("is_total", "language", "model_position", "level_position")
+                          is_total=pl.col("language") == ALL_LANGUAGES))
+    return (dimensions.in_order(long, ["is_total", "language", "model", "level_position"])
             .select("language", "question_type", "model", "level", "level_position", "n_answers"))
 
 

@@ -18,15 +18,20 @@ import polars as pl
 from ..core import vocabulary
 from ..stats import r_models
 from ..stats.intervals import z_value
+from . import dimensions
 
 if TYPE_CHECKING:
     import pandas as pd
 
+# The tables name a model by its display name (`ratings()`); the R models get its key, an identifier
+# R's term names and emmeans' contrast labels keep as it is, and every table they give back names it
+# by its display name again.
 REFERENCE_MODEL = "claude-3-opus"
 RATED_MODELS = (REFERENCE_MODEL,) + tuple(
     m.model for m in vocabulary.MODELS if m.ratings_name and m.model != REFERENCE_MODEL
 )
-DISPLAY_NAME = {m.model: m.display_name for m in vocabulary.MODELS}
+DISPLAY_NAME = dimensions.MODEL_DISPLAY_NAMES
+MODEL_KEY = {name: key for key, name in DISPLAY_NAME.items()}
 # Factor levels for R, reference level first.
 LEVELS = {
     "model": RATED_MODELS,
@@ -43,14 +48,16 @@ RANDOM_INTERCEPT = "(1 | annotator)"
 BINARY_OUTCOMES = {"no_factuality_issue": ("factuality", "none"), "no_omission": ("omissions", "none")}
 
 RATINGS_SQL = """
-SELECT rating_id, language, annotator, question_type, model, rating, factuality, omissions, language_correct
-FROM ratings
-ORDER BY rating_id
+SELECT r.rating_id, r.language, r.annotator, r.question_type, m.display_name AS model, r.rating, r.factuality,
+       r.omissions, r.language_correct
+FROM ratings r
+JOIN models m USING (model)
+ORDER BY r.rating_id
 """
 
 
 def ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """The human ratings, one row per rated answer."""
+    """The human ratings, one row per rated answer (the model by its display name)."""
     return con.sql(RATINGS_SQL).pl()
 
 
@@ -91,7 +98,7 @@ def rating_distribution(table: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
         .with_columns(pl.col("n").fill_null(0).cast(pl.Int64))
         .with_columns(share=pl.col("n") / pl.col("n").sum().over(by))
         .with_columns(mean_rating=((pl.col("rating") * pl.col("n")).sum() / pl.col("n").sum()).over(by))
-        .sort(by + ["rating"])
+        .pipe(dimensions.in_order, by + ["rating"])
     )
 
 
@@ -102,15 +109,9 @@ def verdict_counts(table: pl.DataFrame, verdict: str) -> pl.DataFrame:
     if unknown:
         raise ValueError(f"unexpected {verdict} values {sorted(unknown)}; expected {levels}")
     keys = ["language", "question_type", "model"]
-    return (
-        table.group_by(keys)
-        .agg(*[(pl.col(verdict) == level).sum().cast(pl.Int64).alias(level) for level in levels], n=pl.len())
-        .sort(
-            "language",
-            pl.col("question_type").replace_strict({t: i for i, t in enumerate(LEVELS["question_type"])}),
-            pl.col("model").replace_strict({m: i for i, m in enumerate(RATED_MODELS)}),
-        )
-    )
+    counts = table.group_by(keys).agg(*[(pl.col(verdict) == level).sum().cast(pl.Int64).alias(level)
+                                        for level in levels], n=pl.len())
+    return dimensions.in_order(counts, keys)
 
 
 def expit(x: float) -> float:
@@ -124,7 +125,8 @@ def model_frame(table: pl.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     frame = table.with_columns(
-        *[(pl.col(source) == value).cast(pl.Int64).alias(name) for name, (source, value) in BINARY_OUTCOMES.items()]
+        *[(pl.col(source) == value).cast(pl.Int64).alias(name) for name, (source, value) in BINARY_OUTCOMES.items()],
+        model=pl.col("model").replace_strict(MODEL_KEY),
     ).to_pandas()
     frame["rating"] = pd.Categorical(frame["rating"].astype(str), categories=[str(r) for r in vocabulary.RATING_LEVELS],
                                      ordered=True)
@@ -162,7 +164,7 @@ def answer_phrase(variable: str, level: str) -> str:
     """How a sentence names an answer with this level: "of GPT-4 Turbo", "with minor omissions"."""
     match variable:
         case "model":
-            return f"of {DISPLAY_NAME[level]}"
+            return f"of {DISPLAY_NAME.get(level, level)}"
         case "question_type":
             return f"to a culturally {level} question"
         case "factuality":
@@ -177,7 +179,7 @@ def answer_phrase(variable: str, level: str) -> str:
 
 def level_name(variable: str, level: str) -> str:
     if variable == "model":
-        return DISPLAY_NAME[level]
+        return DISPLAY_NAME.get(level, level)
     if variable == "question_type":
         return f"culturally {level}"
     return f"{variable} {level}"
@@ -248,12 +250,22 @@ def contrast_table(fit: r_models.OrdinalFit, variable: str, by: str | None = Non
                    across_groups: bool = False) -> pl.DataFrame:
     """Pairwise emmeans contrasts of `variable` (within each level of `by`) with their sentences."""
     contrasts = r_models.pairwise_contrasts(fit, variable, by=by, adjust=adjust, across_groups=across_groups)
+    if "model" in (variable, by):
+        contrasts = _with_display_names(contrasts, variable, by)
     sentences = [
         (f"{level_name(by, row[by])}: " if by else "")
         + odds_sentence(variable, row["level_a"], row["level_b"], row["estimate"], row["std_error"], row["p"])
         for row in contrasts.iter_rows(named=True)
     ]
     return _odds_columns(contrasts).with_columns(sentence=pl.Series(sentences, dtype=pl.String))
+
+
+def _with_display_names(contrasts: pl.DataFrame, variable: str, by: str | None) -> pl.DataFrame:
+    """emmeans' contrasts with each model named by its display name (their labels rebuilt from the levels)."""
+    if by == "model":
+        return contrasts.with_columns(model=pl.col("model").replace_strict(DISPLAY_NAME))
+    named = contrasts.with_columns(pl.col("level_a", "level_b").replace_strict(DISPLAY_NAME))
+    return named.with_columns(contrast=pl.col("level_a") + " - " + pl.col("level_b"))
 
 
 def fit_table(fits: dict[str, r_models.OrdinalFit]) -> pl.DataFrame:
@@ -344,14 +356,14 @@ def summary(table: pl.DataFrame, model_contrasts: pl.DataFrame, question_type_fi
         (row["level_a"], row["level_b"]) if row["estimate"] > 0 else (row["level_b"], row["level_a"])
         for row in significant.iter_rows(named=True)
     ]
-    preferred = "; ".join(f"{DISPLAY_NAME[a]} over {DISPLAY_NAME[b]}" for a, b in ordered_pairs) or "none"
+    preferred = "; ".join(f"{a} over {b}" for a, b in ordered_pairs) or "none"
     qt = coefficient_table(question_type_fit).row(0, named=True)
     top = r2.filter(pl.col("predictor") != INTERACTION).row(0, named=True)
     interaction = r2.filter(pl.col("predictor") == INTERACTION).row(0, named=True)
     return (
         f"**{len(table)} ratings** by {table['annotator'].n_unique()} annotators in {table['language'].n_unique()} "
-        f"languages. {DISPLAY_NAME[best['model']]} has the highest mean rating ({best['rating']:.2f} of 5), "
-        f"{DISPLAY_NAME[worst['model']]} the lowest ({worst['rating']:.2f}). "
+        f"languages. {best['model']} has the highest mean rating ({best['rating']:.2f} of 5), "
+        f"{worst['model']} the lowest ({worst['rating']:.2f}). "
         f"Pairwise contrasts of the model CLMM ({adjustment_name(model_contrasts['adjust'][0])}-adjusted, "
         f"p < 0.05) prefer: {preferred}. "
         f"{qt['sentence']} "

@@ -39,6 +39,30 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return rates.with_columns(**shares)
 
 
+# Notebook 03's parameter `language_identification`: whose language verdicts its surface figures use.
+IDENTIFICATIONS = {
+    "paper": "the paper's pipeline (Balochi, Hiligaynon, Kirundi and Papiamento not identified, as in the paper)",
+    "all": "the identification for all 23 languages (the four the paper leaves out filled in: beyond the paper)",
+}
+
+
+def surface_rates(con: duckdb.DuckDBPyConnection, identification: str = "paper") -> tuple[pl.DataFrame, dimensions.Orders]:
+    """The surface rates by model, language and question type, and the orders of their heatmaps, with the
+    language verdicts of `identification` (`IDENTIFICATIONS`): the paper's view, or every language
+    identified (the four marked ‡, beyond the paper). Notebooks 03 and 10 draw both through this."""
+    if identification not in IDENTIFICATIONS:
+        raise ValueError(f"language_identification is {identification!r}; expected one of {', '.join(IDENTIFICATIONS)}")
+    if identification == "paper":
+        return surface.rates_by_model_language(con), dimensions.Orders.of(con)
+    return rates_by_model_language(con), dimensions.Orders.of(con, all_identified=True)
+
+
+def output_name(name: str, identification: str = "paper") -> str:
+    """The file name of a figure or table of the surface rates: the paper's view keeps the plain name,
+    every language identified is marked as such, so that no file of the paper's view holds its numbers."""
+    return name + ("_all_languages" if identification == "all" else "")
+
+
 VERDICT_CHANGES_SQL = f"""
 SELECT q.language, s.detected_language AS paper_verdict, i.detected_language AS new_verdict,
        i.language_correct AS in_question_language, count(*) AS n_answers

@@ -57,8 +57,12 @@ def question_length_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def specific_category_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Figure 5: culturally specific questions by category and language (zero where there are none)."""
-    return con.sql(CATEGORY_COUNTS_SQL).pl()
+    """Figure 5: culturally specific questions by category and language (zero where there are none), and
+    each count as a % of the language's culturally specific questions (one decimal; null for a language
+    without any)."""
+    counts = con.sql(CATEGORY_COUNTS_SQL).pl()
+    total = pl.col("n_questions").sum().over("language")
+    return counts.with_columns(pct_of_language=pl.when(total > 0).then(100 * pl.col("n_questions") / total).round(1))
 
 
 def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:

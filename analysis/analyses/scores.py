@@ -1,6 +1,7 @@
 """Overall answer scores (docs/methods.md, section 04 Answer scores), their heatmap cells with intervals
-(`stats.intervals`), and the comparison of two groups of answers by two-sample Kolmogorov-Smirnov tests
-(section 6).
+(`stats.intervals`), the caveats their heatmaps carry, and the comparison of two groups of answers
+(section 6): Fisher's exact test for a 0/1 score, the two-sample Kolmogorov-Smirnov test for a
+continuous one.
 
 Per answer S = S_surf x S_fact x S_rel. S_surf is 1 without a surface issue (`answer_surface`), else 0.
 S_fact (supported claims over claims, 0 without claims) and S_rel (1 when a judge found the answer
@@ -31,6 +32,8 @@ SCORES = {
     "s_rel": "% relevant (S_rel)",
     "s": "overall score S",
 }
+# Their names on a colour legend.
+SCORE_SHORT = {"s_surf": "S_surf", "s_fact": "S_fact", "s_rel": "S_rel", "s": "S"}
 # Scores that are 0/1 per answer: their cells are shares, with Wilson intervals (`stats.intervals`);
 # the others get the bootstrap interval of their mean.
 SHARE_SCORES = frozenset({"s_surf", "s_rel"})
@@ -55,7 +58,7 @@ SELECT a.answer_id, m.display_name AS model, q.language, q.question_type, q.coll
        -- Unreliable languages keep their raw language verdict (analyses/dimensions.py): shown marked in
        -- the heatmaps, left out of aggregates by default.
        {dimensions.SURFACE_OK_OR_RAW} AS surface_ok,
-       s.provider_error,
+       s.provider_error, a.n_bytes,
        am.n_claims, am.n_supported, am.relevant
 FROM answer_surface s
 JOIN answers a USING (answer_id)
@@ -136,7 +139,7 @@ def score_cells(answers: pl.DataFrame, value: str, by: tuple[str, ...] = ("model
     return (cells.rename({"mean": value})
             .with_columns(pl.col(value, "ci_low", "ci_high").round(1), pl.col("metrics_coverage").round(3))
             .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage", "status")
-            .sort(by))
+            .pipe(dimensions.in_order, by))
 
 
 def available_scores(answers: pl.DataFrame) -> list[str]:
@@ -155,9 +158,30 @@ def scores_by_model(answers: pl.DataFrame, exclude_unreliable: bool = True, *, m
     order = {value: i for i, value in enumerate(SCORES)}
     return (pl.concat(parts)
             .with_columns(pl.col("score").replace_strict(order, return_dtype=pl.Int8).alias("order"))
-            .sort("model", "question_type", "order")
+            .pipe(dimensions.in_order, ["model", "question_type", "order"])
             .select("model", "question_type", "score", "n_answers", "n_valid", "mean", "ci_low", "ci_high",
                     "metrics_coverage"))
+
+
+def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unreliable: bool = True) -> list[str]:
+    """What a reader of the score heatmaps must know, to stand beside them: that S is its surface part
+    only until metrics are imported, and that S_surf counts a short answer as clean (the model with the
+    shortest clean answers, its median in bytes against the other models' median)."""
+    caveats = []
+    if "s" not in available:
+        caveats.append("Surface component only: S also needs factuality and relevance, which need imported "
+                       "metrics (make import-metrics); until then S_surf is all that can be drawn.")
+    kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
+    clean = kept.filter(pl.col("surface_ok") & pl.col("n_bytes").is_not_null())
+    if clean["model"].n_unique() >= 2:
+        medians = clean.group_by("model").agg(pl.col("n_bytes").median()).sort("n_bytes", "model")
+        shortest = medians.row(0, named=True)
+        others = clean.filter(pl.col("model") != shortest["model"])["n_bytes"].median()
+        caveats.append(f"A short answer counts as clean: {shortest['model']}'s median answer without surface issues "
+                       f"is {shortest['n_bytes']:,.0f} bytes, the other models' {others:,.0f} bytes "
+                       f"(over the {clean['language'].n_unique()} languages"
+                       f"{' identified reliably' if exclude_unreliable else ''}).")
+    return caveats
 
 
 def _scope(exclude_unreliable: bool) -> str:
@@ -241,6 +265,11 @@ def group_label(spec: dict) -> str:
     return spec.get("label") or ", ".join(f"{k} = {v}" for k, v in spec.items())
 
 
+def group_labels(groups: tuple[dict, dict]) -> list[str]:
+    """The labels of the two groups, in their order (the panels of the comparison's heatmap)."""
+    return [group_label(g) for g in groups]
+
+
 def choose_score(answers: pl.DataFrame, score: str = "auto", min_metrics_coverage: float = MIN_METRICS_COVERAGE,
                  ) -> tuple[str, str]:
     """The per-answer score to compare, and a sentence saying which and why.
@@ -258,8 +287,9 @@ def choose_score(answers: pl.DataFrame, score: str = "auto", min_metrics_coverag
     else:
         raise ValueError(f"score is {score!r}; expected auto or one of {', '.join(SCORES)}")
     note = f"The compared score is **{SCORES[score]}**: {reason}."
-    if score == "s_surf":
-        note += " S_surf is 0 or 1 per answer, so D is the difference between the two groups' shares of answers without surface issues."
+    note += f" The groups are compared by the {TESTS[score]}" + (
+        f": {SCORE_SHORT[score]} is 0 or 1 per answer, so its distribution is the share of ones, and the test compares "
+        "the two shares." if score in SHARE_SCORES else ", which compares the two distributions of the per-answer score.")
     return score, note
 
 
@@ -290,56 +320,70 @@ def choose_groups(answers: pl.DataFrame, value: str, groups: tuple[dict, dict], 
                              f"({size(fallback[1]):,} answers).")
 
 
-def _ks_row(a: np.ndarray, b: np.ndarray) -> dict:
-    row = {"n_a": len(a), "n_b": len(b), "mean_a": None, "mean_b": None, "ks_d": None, "p_value": None}
+def _test_row(a: np.ndarray, b: np.ndarray, value: str) -> dict:
+    """The two samples' sizes and means (x 100), and their test: Fisher's exact test of the two shares for
+    a 0/1 score (`SHARE_SCORES`; the difference of the shares, in points), the two-sample KS test (its
+    D) for a continuous one."""
+    row = {"n_a": len(a), "n_b": len(b), "mean_a": None, "mean_b": None, "test": TESTS[value], "difference": None,
+           "ks_d": None, "p_value": None}
     if len(a):
         row["mean_a"] = round(100 * float(a.mean()), 1)
     if len(b):
         row["mean_b"] = round(100 * float(b.mean()), 1)
     if len(a) and len(b):
-        row["ks_d"], row["p_value"] = comparisons.ks_two_sample(a, b)
+        row["difference"] = round(100 * float(a.mean() - b.mean()), 1)
+        if value in SHARE_SCORES:
+            _, row["p_value"] = comparisons.fisher_exact(a, b)
+        else:
+            row["ks_d"], row["p_value"] = comparisons.ks_two_sample(a, b)
     return row
 
 
-_KS_SCHEMA = {"n_a": pl.Int64, "n_b": pl.Int64, "mean_a": pl.Float64, "mean_b": pl.Float64,
-              "ks_d": pl.Float64, "p_value": pl.Float64}
+# The test of each score: a 0/1 score's distribution is its share, so two groups are compared by their
+# shares (the KS D of two 0/1 samples would be just their difference, with a p value made for
+# continuous data); a continuous score by its whole distribution.
+TESTS = {value: "Fisher's exact test" if value in SHARE_SCORES else "two-sample Kolmogorov-Smirnov test"
+         for value in SCORES}
+_TEST_SCHEMA = {"n_a": pl.Int64, "n_b": pl.Int64, "mean_a": pl.Float64, "mean_b": pl.Float64, "test": pl.String,
+                "difference": pl.Float64, "ks_d": pl.Float64, "p_value": pl.Float64}
 
 
 def _samples(answers: pl.DataFrame, spec: dict, value: str) -> pl.DataFrame:
     return answers.filter(group_filter(spec) & pl.col(value).is_not_null())
 
 
-def ks_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], value: str) -> pl.DataFrame:
-    """Per language: the two-sample KS test (two-sided, scipy's `ks_2samp`) of the per-answer `value` of
-    the two groups, with D, p, both sample sizes and both means (x 100); D and p are null when a group
-    has no answers in that language."""
+def comparison_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], value: str) -> pl.DataFrame:
+    """Per language: the test of the per-answer `value` of the two groups (`TESTS`: Fisher's exact test
+    for a 0/1 score, the two-sided two-sample KS test otherwise), with both sample sizes, both means (x
+    100), their difference, KS's D and the p value; all null but the sizes when a group has no answers
+    in that language."""
     a, b = (_samples(answers, g, value) for g in groups)
     languages = answers.select("resource_level", "language", "unreliable").unique().sort("resource_level", "language")
-    rows = []
-    for language in languages["language"]:
-        rows.append(_ks_row(a.filter(pl.col("language") == language)[value].to_numpy(),
-                            b.filter(pl.col("language") == language)[value].to_numpy()))
-    return pl.concat([languages, pl.DataFrame(rows, schema=_KS_SCHEMA)], how="horizontal").with_columns(
+    rows = [_test_row(a.filter(pl.col("language") == language)[value].to_numpy(),
+                      b.filter(pl.col("language") == language)[value].to_numpy(), value)
+            for language in languages["language"]]
+    return pl.concat([languages, pl.DataFrame(rows, schema=_TEST_SCHEMA)], how="horizontal").with_columns(
         group_a=pl.lit(group_label(groups[0])), group_b=pl.lit(group_label(groups[1])))
 
 
 ALL_MODELS = "all models in both groups"
 
 
-def ks_aggregate(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, resource_level: str = "high",
-                 ) -> pl.DataFrame:
-    """Table 14: over the languages of `resource_level`, the KS test of the two groups per model, and
-    pooled over the models that have answers in both groups (so that a model present in one group
-    only does not pass for a difference between the groups)."""
+def comparison_aggregate(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, resource_level: str = "high",
+                         ) -> pl.DataFrame:
+    """Table 14: over the languages of `resource_level`, the test of the two groups per model (in the
+    paper's order), and pooled over the models that have answers in both groups (so that a model present
+    in one group only does not pass for a difference between the groups)."""
     scope = answers.filter(pl.col("resource_level") == resource_level)
     a, b = (_samples(scope, g, value) for g in groups)
-    models = sorted(scope["model"].unique())
-    rows = [_ks_row(a.filter(pl.col("model") == m)[value].to_numpy(), b.filter(pl.col("model") == m)[value].to_numpy())
-            for m in models]
+    present = set(scope["model"])
+    models = [m for m in dimensions.PAPER_MODELS if m in present] + sorted(present - set(dimensions.PAPER_MODELS))
+    rows = [_test_row(a.filter(pl.col("model") == m)[value].to_numpy(), b.filter(pl.col("model") == m)[value].to_numpy(),
+                      value) for m in models]
     both = [m for m, row in zip(models, rows) if row["n_a"] and row["n_b"]]
-    rows.append(_ks_row(a.filter(pl.col("model").is_in(both))[value].to_numpy(),
-                        b.filter(pl.col("model").is_in(both))[value].to_numpy()))
-    return pl.concat([pl.DataFrame({"model": [*models, ALL_MODELS]}), pl.DataFrame(rows, schema=_KS_SCHEMA)],
+    rows.append(_test_row(a.filter(pl.col("model").is_in(both))[value].to_numpy(),
+                          b.filter(pl.col("model").is_in(both))[value].to_numpy(), value))
+    return pl.concat([pl.DataFrame({"model": [*models, ALL_MODELS]}), pl.DataFrame(rows, schema=_TEST_SCHEMA)],
                      how="horizontal").with_columns(
         resource_level=pl.lit(resource_level), group_a=pl.lit(group_label(groups[0])),
         group_b=pl.lit(group_label(groups[1])))
@@ -354,23 +398,29 @@ def group_cells(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, **
 def comparison_summary(score_note: str, group_note: str, by_language: pl.DataFrame, aggregate: pl.DataFrame,
                        alpha: float = 0.05) -> str:
     """The collection comparison's findings in words."""
-    tested = by_language.filter(pl.col("ks_d").is_not_null())
+    tested = by_language.filter(pl.col("p_value").is_not_null())
     parts = [score_note, group_note]
+    test = by_language["test"][0] if by_language.height else ""
+
+    def result(row: dict) -> str:
+        statistic = f"D = {row['ks_d']:.3f}" if row["ks_d"] is not None else f"difference {row['difference']:+.1f} points"
+        return f"{statistic}, p = {row['p_value']:.3g}"
+
     if tested.height:
         significant = tested.filter(pl.col("p_value") < alpha)
-        largest = tested.sort("ks_d", "language", descending=[True, False]).row(0, named=True)
+        largest = tested.sort(pl.col("ks_d").fill_null(pl.col("difference").abs()), "language",
+                              descending=[True, False]).row(0, named=True)
         parts.append(
-            f"The KS test could be run in {tested.height} of {by_language.height} languages; the distributions differ "
+            f"The {test} could be run in {tested.height} of {by_language.height} languages; the groups differ "
             f"at p < {alpha} in {significant.height} of them (no correction for multiple tests). The largest "
-            f"difference is in {largest['language']} (D = {largest['ks_d']:.3f}, p = {largest['p_value']:.3g}, "
-            f"n = {largest['n_a']} and {largest['n_b']}).")
+            f"difference is in {largest['language']} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']}).")
     else:
-        parts.append("No language has answers in both groups, so no KS test could be run.")
+        parts.append(f"No language has answers in both groups, so no {test or 'test'} could be run.")
     overall = aggregate.filter(pl.col("model") == ALL_MODELS).row(0, named=True)
-    if overall["ks_d"] is not None:
+    if overall["p_value"] is not None:
         parts.append(
             f"Over the {overall['resource_level']}-resource languages, pooled over the models that answered in "
             f"both groups, the mean score x 100 is {overall['mean_a']:.1f} for {overall['group_a']} and "
-            f"{overall['mean_b']:.1f} for {overall['group_b']} (D = {overall['ks_d']:.3f}, "
-            f"p = {overall['p_value']:.3g}, n = {overall['n_a']:,} and {overall['n_b']:,}).")
+            f"{overall['mean_b']:.1f} for {overall['group_b']} ({result(overall)}, "
+            f"n = {overall['n_a']:,} and {overall['n_b']:,}).")
     return "\n\n".join(parts)

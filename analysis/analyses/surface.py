@@ -39,6 +39,8 @@ METRICS = {
     "pct_repetition": "% with repetitions",
     "pct_surface_ok": "% without surface issues",
 }
+# Which end of each metric is good: the legend of its heatmap says so, in a colour scheme of its own.
+BETTER = {"pct_correct_language": "higher", "pct_repetition": "lower", "pct_surface_ok": "higher"}
 METRIC_COUNTS = {
     "pct_correct_language": ("n_correct_language", "n_answered"),
     "pct_repetition": ("n_repetition", "n_answered"),
@@ -82,7 +84,7 @@ def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
             .with_columns(pl.col(metric).round(1))
             .select(*by, "language_label", "unreliable", *dict.fromkeys(("n_answers", "n_provider_errors", denominator)),
                     count, metric, "ci_low", "ci_high", "status")
-            .sort(by))
+            .pipe(dimensions.in_order, by))
 
 
 def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.DataFrame:
@@ -98,7 +100,7 @@ def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.D
                           pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1))
             .select("model", "question_type", "n_languages", "n_answers", "n_provider_errors", *METRICS,
                     "pct_provider_errors", "pct_surface_issues")
-            .sort("model", "question_type"))
+            .pipe(dimensions.in_order, ["model", "question_type"]))
 
 
 # ---------------------------------------------------------------- provider errors (Table 2 footnote)
@@ -134,7 +136,7 @@ def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
              .with_columns(language_label=pl.col("language").replace_strict(labels),
                            pct_provider_errors=_share("n_provider_errors", "n_answers").round(1)))
     return (intervals.with_wilson(cells, "n_provider_errors", "n_answers", decimals=1)
-            .sort("model", "language", "question_type"))
+            .pipe(dimensions.in_order, ["model", "language", "question_type"]))
 
 
 def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -145,7 +147,8 @@ def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
               .agg(pl.col("n_answers", "n_provider_errors", "n_other", "n_safety", "n_recitation", "n_empty").sum(),
                    pl.col("language").n_unique().alias("n_languages"))
               .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2)))
-    return intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2).sort("model", "question_type")
+    return dimensions.in_order(intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2),
+                               ["model", "question_type"])
 
 
 # ---------------------------------------------------------------- identification accuracy (Table 13)
@@ -347,7 +350,12 @@ def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, er
     headline = {row["languages"]: row for row in kappa.filter(pl.col("partially_as") == "excluded").iter_rows(named=True)}
     reliable_kappa, all_kappa = headline["reliable languages"], headline["all rated languages"]
     worst_errors = errors.sort("pct_provider_errors", descending=True).row(0, named=True)
-    scope = "the 19 languages with reliable identification" if exclude_unreliable else "all 23 languages"
+    n_languages = kept["language"].n_unique()
+    if "beyond_paper" in kept.columns and kept["beyond_paper"].any():
+        scope = (f"all {n_languages} languages (Balochi, Hiligaynon, Kirundi and Papiamento identified by the new "
+                 "engine, beyond the paper)")
+    else:
+        scope = f"the {n_languages} languages with reliable identification" if exclude_unreliable else f"all {n_languages} languages"
     return (
         f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
         f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "

@@ -193,6 +193,15 @@ def group_order(con: duckdb.DuckDBPyConnection, distributions: Distributions, or
     raise ValueError(f"unknown ordering {ordering!r}: choose from {ORDERINGS}")
 
 
+def resource_divider(con: duckdb.DuckDBPyConnection, order: list[str], ordering: str) -> str | None:
+    """The group before which the heatmap draws the line between the resource levels: the first
+    low-resource language, when the groups are languages in resource order; else none."""
+    if ordering != "resource":
+        return None
+    divider = dimensions.Orders.of(con).divider(by_label=False)
+    return divider if divider in order else None
+
+
 def order_table(distributions: Distributions, order: list[str]) -> pl.DataFrame:
     """The heatmap's order of groups, with each group's number of questions."""
     sizes = dict(zip(distributions.groups, distributions.group_sizes.astype(int).tolist()))

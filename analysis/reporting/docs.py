@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from .. import schema
+from ..analyses import language_id_all
 from ..core import files, paths
 from ..io import bench
 from ..viz import tables
@@ -25,7 +26,10 @@ _TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 _SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 # The files a notebook writes: `tables.save`, `export.save_table` and `export.save_figure` calls, with
 # the name as a string (an f-string's fields stay as they are, e.g. `heatmap_{metric}`).
-_OUTPUT = re.compile(r"\b(save|save_table|save_figure)\((?:[^()]|\([^()]*\))*?output_dir,\s*f?\"([^\"]+)\"")
+# A call that writes an output, and its name: a string, or `language_id_all.output_name(name, identification)`
+# (the surface figures and rates of every language identified, named `*_all_languages`).
+_OUTPUT = re.compile(r"\b(save|save_table|save_figure)\((?:[^()]|\([^()]*\))*?output_dir,\s*"
+                     r"(?:language_id_all\.output_name\()?f?\"([^\"]+)\"(?:,\s*(\"all\"|\w+)\))?")
 
 
 def schema_page() -> str:
@@ -90,10 +94,15 @@ def notebook_entry(path: Path) -> str:
     lines += [" ".join(c.source.split()) + "\n" for c in notebook.cells
               if c.cell_type == "markdown" and "notebook-only" in c.metadata.get("tags", [])]
     outputs = []
-    for call, name in _OUTPUT.findall(code):
-        kind = "figure: `.png`, `.svg`, `.csv` (a heatmap also `.pdf`)" if call == "save_figure" else "table: `.csv`"
+    for call, name, identification in _OUTPUT.findall(code):
+        also = ""
+        if identification == '"all"':
+            name = language_id_all.output_name(name, "all")
+        elif identification:
+            also = f" (`{language_id_all.output_name(name, 'all')}` with `{identification} = \"all\"`)"
+        kind = "figure: `.png`, `.svg`, `.pdf` (print), `.csv`" if call == "save_figure" else "table: `.csv`"
         caption = tables.SPECS[name].caption if name in tables.SPECS and call != "save_figure" else ""
-        outputs.append(f"- `{name}` ({kind}){': ' + _cell(caption) if caption else ''}")
+        outputs.append(f"- `{name}`{also} ({kind}){': ' + _cell(caption) if caption else ''}")
     if "names[" in code:
         outputs.append("- and the files `analysis/analyses/paper_items.py` names after what the data holds: a paper "
                        "item's name only when the output is that item")

@@ -1,6 +1,20 @@
-"""Comparisons of two samples or two raters: the two-sample Kolmogorov-Smirnov test and Cohen's kappa."""
+"""Comparisons of two samples or two raters: Fisher's exact test of two proportions (0/1 samples), the
+two-sample Kolmogorov-Smirnov test (continuous samples), and Cohen's kappa."""
 
 import numpy as np
+
+
+def fisher_exact(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Fisher's exact test (two-sided, scipy's `fisher_exact`) of the shares of ones in two 0/1 samples:
+    the difference of the shares (a's minus b's) and its p value."""
+    from scipy import stats
+
+    values = set(np.unique(a)) | set(np.unique(b))
+    if not values <= {0, 1}:
+        raise ValueError(f"Fisher's exact test compares 0/1 samples; these hold {sorted(values)}")
+    ones_a, ones_b = int(np.sum(a)), int(np.sum(b))
+    table = [[ones_a, len(a) - ones_a], [ones_b, len(b) - ones_b]]
+    return float(ones_a / len(a) - ones_b / len(b)), float(stats.fisher_exact(table).pvalue)
 
 
 def ks_two_sample(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

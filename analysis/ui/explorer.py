@@ -67,19 +67,21 @@ class Metric:
     value_format: str
     needs_surface: bool = False
     needs_language: bool = False
+    # Which end is good ("higher", "lower" or None), as `theme.SCHEMES` draws it.
+    better: str | None = None
 
 
 METRICS = (
-    Metric("surface_ok_share", "% of answers without surface issues", "surface_ok", "share", ".0f", True, True),
+    Metric("surface_ok_share", "% of answers without surface issues", "surface_ok", "share", ".0f", True, True,
+           better="higher"),
     Metric("language_correct_share", "% in the correct language (of the answers the provider gave)",
-           "language_correct", "share", ".0f", True, True),
+           "language_correct", "share", ".0f", True, True, better="higher"),
     Metric("repetition_share", "% with repetitions (of the answers the provider gave)", "repetition", "share",
-           ".0f", True),
-    Metric("empty_share", "% of empty answers", "is_empty", "share", ".0f"),
+           ".0f", True, better="lower"),
+    Metric("empty_share", "% of empty answers", "is_empty", "share", ".0f", better="lower"),
     Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
-PERCENT_DOMAIN = (0, 100)
 
 
 @dataclass(frozen=True)
@@ -180,45 +182,26 @@ def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
     """The colour scale of `metric`: 0-100 for a percentage; for a mean, its range over every answer,
     so that the colours keep their meaning whatever the filters."""
     if metric.kind == "share":
-        return PERCENT_DOMAIN
+        return theme.PERCENT_DOMAIN
     values = metric_cells(answers, metric)["value"].drop_nulls()
     return (0.0, float(values.max())) if values.len() else (0.0, 1.0)
 
 
 def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, float], models: list[str],
-                   languages: list[str]):
-    """The explorer's heatmap of `cells`: agnostic and specific questions side by side, the colour scale
-    fixed to `domain`, the unreliable languages marked and their cells drawn as in the reports."""
+                   languages: list[str], divider: str | None = None):
+    """The explorer's heatmap of `cells`: culturally specific and agnostic questions side by side, the
+    colour scale fixed to `domain` and saying which end is good, a line before `divider` (the first
+    low-resource language), the unreliable languages marked and their cells drawn as in the reports."""
     table = cells.with_columns(language_label=pl.col("language").map_elements(language_label, return_dtype=pl.String))
     present = set(table["language"])
-    chart = heatmap.heatmap(
+    return heatmap.heatmap(
         table, x="language_label", y="model_name", value="value", title=metric.title,
-        value_title="%" if metric.kind == "share" else "bytes",
+        value_title="%" if metric.kind == "share" else "bytes", better=metric.better, domain=domain,
         x_order=[language_label(v) for v in languages if v in present],
         y_order=[m for m in models if m in set(table["model_name"])], value_format=metric.value_format,
-        column="question_type", status="status",
+        column="question_type", column_order=list(dimensions.QUESTION_TYPE_ORDER), status="status",
+        x_dividers=[language_label(divider)] if divider in present else [],
         tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"])
-    return _fixed_colour_scale(chart, domain)
-
-
-def _fixed_colour_scale(chart, domain: tuple[float, float]):
-    """`chart` with the domain of its quantitative colour scale set: a heatmap's colours otherwise
-    stretch over whatever values the filters leave."""
-    spec = chart.to_dict()
-
-    def visit(node):
-        if isinstance(node, dict):
-            colour = node.get("encoding", {}).get("color")
-            if isinstance(colour, dict) and colour.get("type") == "quantitative":
-                colour.setdefault("scale", {})["domain"] = list(domain)
-            for child in node.values():
-                visit(child)
-        elif isinstance(node, list):
-            for child in node:
-                visit(child)
-
-    visit(spec)
-    return type(chart).from_dict(spec)
 
 
 def question_options(answers: pl.DataFrame) -> list[tuple[str, int]]:
@@ -328,8 +311,9 @@ class Explorer:
         self.has_surface = store.table_exists(con, SURFACE_TABLE)
         self.output_dir = output_dir
         self.page_size = page_size
-        self.language_order = dimensions.language_order(con)
-        self.model_order = dimensions.model_order(con)
+        self.orders = dimensions.Orders.of(con)
+        self.language_order = self.orders.languages
+        self.model_order = self.orders.models
         self._updating = False
         self._domains: dict[str, tuple[float, float]] = {}
 
@@ -341,7 +325,7 @@ class Explorer:
         self.language = w.Select(options=options("language", self.language_order), value=ALL, rows=8,
                                  description="Language")
         self.model = w.Dropdown(options=options("model_name", self.model_order), value=ALL, description="Model")
-        self.question_type = w.Dropdown(options=options("question_type"), value=ALL, description="Type")
+        self.question_type = w.Dropdown(options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type")
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
         metrics = available_metrics(self.has_surface)
@@ -396,7 +380,7 @@ class Explorer:
         if metric.key not in self._domains:
             self._domains[metric.key] = metric_domain(self.answers, metric)
         return explorer_chart(metric_cells(frame, metric), metric, self._domains[metric.key], self.model_order,
-                              self.language_order)
+                              self.language_order, self.orders.divider(by_label=False))
 
     def _on_filter(self, _change=None) -> None:
         if self._updating:

@@ -1,13 +1,19 @@
 """Every chart of the notebooks, built from the tables of `analysis.analyses` in the suite's theme.
 
 A chart builder takes the table it draws (and the orders of its axes, `analyses.dimensions.Orders`) and
-returns an altair chart; `viz.export.save_figure` writes it with that table. Model x language heatmaps,
-drawn the same way in notebooks 03, 04, 06, 09 and 10, all come from `model_language_heatmap`.
+returns an altair chart; `viz.export.save_figure` writes it with that table, for the screen and for
+print. Every chart uses the one vocabulary of `analyses.dimensions`: models by display name in the
+paper's order, question types in the paper's order (culturally specific first), languages grouped by
+resource level with a line (or, for charts of panels, a titled group) between the groups. Every colour
+scale says which end is good (`theme.SCHEMES`), and every percentage scale runs from 0 to 100. Model x
+language heatmaps, drawn the same way in notebooks 03, 04, 06, 09 and 10, all come from
+`model_language_heatmap`.
 """
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -16,54 +22,73 @@ from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surfa
 from ..analyses.dimensions import Orders
 from ..core import vocabulary
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
-from .heatmap import heatmap
-from .theme import SEQUENTIAL_SCHEME, altair
+from .heatmap import CHARACTER_WIDTH, heatmap
+from .theme import (BOX_LABEL, BOX_LABEL_PRINT_SCALE, CONFIG, PERCENT_DOMAIN, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS,
+                    SCHEMES, altair, print_layout)
 
 if TYPE_CHECKING:
     import altair as alt
 
+QUESTION_TYPE_TITLES = {"specific": "culturally specific", "agnostic": "culturally agnostic"}
+# The axis title of languages split by the line between the resource levels.
+LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource languages"
+
 
 # ---------------------------------------------------------------- model x language heatmaps
 
-def model_language_heatmap(cells: pl.DataFrame, value: str, orders: Orders, *, title: str, value_title: str = "%",
-                           column: str = "question_type", status: str | None = "status",
-                           tooltip: list[str] | None = None, x: str = "language_label") -> alt.Chart:
-    """Models (rows, in the paper's order) by language (columns, by resource level: `x` is the column of
-    the language's label or of its name), one panel per value of `column`, the value printed without decimals."""
-    return heatmap(cells, x=x, y="model", value=value, column=column, status=status, title=title,
-                   value_title=value_title, value_format=".0f",
-                   x_order=orders.labels if x == "language_label" else orders.languages, y_order=orders.models,
-                   tooltip=tooltip)
+def model_language_heatmap(cells: pl.DataFrame, value: str, orders: Orders, *, title: str, value_title: str,
+                           better: str | None, subtitle: str | list[str] | None = None,
+                           column: str = "question_type", column_order: list[str] | None = None,
+                           status: str | None = "status", tooltip: list[str] | None = None,
+                           x: str = "language_label") -> alt.Chart:
+    """Models (rows, in the paper's order) by language (columns, by resource level with a line between
+    the groups: `x` is the column of the language's label or of its name), one panel per value of
+    `column` (by default the question types, in the paper's order), a percentage from 0 to 100 printed
+    without decimals."""
+    by_label = x == "language_label"
+    return heatmap(cells, x=x, y="model", value=value, column=column, status=status, title=title, subtitle=subtitle,
+                   value_title=value_title, value_format=".0f", better=better, domain=PERCENT_DOMAIN,
+                   x_order=orders.labels if by_label else orders.languages, y_order=orders.models,
+                   column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
+                   x_dividers=_present(orders.divider(by_label)), x_title=LANGUAGE_GROUPS, tooltip=tooltip)
 
 
-def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, all_languages: bool = False) -> alt.Chart:
-    """Notebook 03 (and 10, with `all_languages`): one surface metric by model and language (paper
-    Figures 13, 14 and 9)."""
+def _present(divider: str | None) -> list[str]:
+    return [divider] if divider is not None else []
+
+
+def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identification: str = "paper") -> alt.Chart:
+    """Notebooks 03 and 10: one surface metric by model and language (paper Figures 13, 14 and 9), with
+    the language verdicts of `identification` (`language_id_all.IDENTIFICATIONS`; "all" is beyond the paper)."""
     title = f"{surface.METRICS[metric]} by model and language"
-    if all_languages:
+    if identification == "all":
         title += ", all 23 languages (beyond the paper; ‡ identified by the new engine)"
-    return model_language_heatmap(cells, metric, orders, title=title)
+    return model_language_heatmap(cells, metric, orders, title=title, value_title=surface.METRICS[metric],
+                                  better=surface.BETTER[metric])
 
 
 def provider_error_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Notebook 03: the share of answers that are provider errors, for the models that have any."""
-    return model_language_heatmap(cells, "pct_provider_errors", orders, status=None,
-                                  title="% of answers that are provider errors")
+    return model_language_heatmap(cells, "pct_provider_errors", orders, status=None, better="lower",
+                                  title="% of answers that are provider errors",
+                                  value_title="% provider errors", x="language")
 
 
-def score_heatmap(cells: pl.DataFrame, value: str, orders: Orders, column: str = "question_type") -> alt.Chart:
-    """Notebooks 04 and 06: one score (x 100) by model and language, per question type (or per group)."""
-    status = "status" if column == "question_type" else None
-    tooltip = ["model", "language", column, "n_answers", "n_valid", value, "ci_low", "ci_high", *(["status"] if status else [])]
+def score_heatmap(cells: pl.DataFrame, value: str, orders: Orders, column: str = "question_type",
+                  column_order: list[str] | None = None, subtitle: str | list[str] | None = None) -> alt.Chart:
+    """Notebooks 04 and 06: one score (x 100) by model and language, per question type (or per group, in
+    `column_order`), with the caveats a reader needs in `subtitle`."""
+    tooltip = ["model", "language", column, "n_answers", "n_valid", value, "ci_low", "ci_high", "status"]
     return model_language_heatmap(cells, value, orders, title=f"{scores.SCORES[value]} by model and language",
-                                  value_title=f"{value} x 100", column=column, status=status, tooltip=tooltip)
+                                  value_title=f"{scores.SCORE_SHORT[value]} x 100", better="higher",
+                                  column=column, column_order=column_order, subtitle=subtitle, tooltip=tooltip)
 
 
 def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Notebook 09: the share of answers in English by model and language (English left out; paper Figure 16)."""
-    others = Orders(orders.models, [language for language in orders.languages if language != "English"], orders.labels)
     return model_language_heatmap(
-        cells, "pct_english", others, x="language", status=None, value_title="% in English",
+        cells, "pct_english", orders.without("English"), x="language", status=None, better="lower",
+        value_title="% in English",
         title="Answers in English to questions in another language, by model and language (paper Figure 16)",
         tooltip=["model", "language", "question_type", "n_answers", "n_with_language", "n_english", "pct_english",
                  "ci_low", "ci_high"])
@@ -71,16 +96,32 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
 
 # ---------------------------------------------------------------- 01 dataset overview
 
-def specific_categories_heatmap(categories: pl.DataFrame, languages: list[str]) -> alt.Chart:
+def specific_categories_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Figure 5: culturally specific questions by category and language (languages by resource level)."""
     return heatmap(categories, x="language", y="category", value="n_questions",
-                   title="Culturally specific questions by category and language", value_title="questions",
-                   x_order=languages, tooltip=["category", "language", "resource_level", "n_questions"])
+                   title="Culturally specific questions by category and language (paper Figure 5)",
+                   value_title="questions", x_order=orders.languages, x_dividers=_present(orders.divider(by_label=False)),
+                   x_title=LANGUAGE_GROUPS,
+                   tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"])
 
 
-# Figure 1's frame and lettering, in pixels: labels are wrapped to fit their box.
-TREEMAP_WIDTH, TREEMAP_HEIGHT = 640, 384
-_CHAR_WIDTH, _LINE_HEIGHT, _PADDING = 5.6, 12, 4
+def specific_category_shares_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
+    """Figure 5 as shares: each category's % of a language's culturally specific questions, so that
+    languages with many and few questions compare."""
+    return heatmap(categories, x="language", y="category", value="pct_of_language",
+                   title="Culturally specific questions by category: % of each language's questions "
+                         "(paper Figure 5 as shares)",
+                   value_title="% of the language's questions", value_format=".0f", domain=PERCENT_DOMAIN,
+                   x_order=orders.languages, x_dividers=_present(orders.divider(by_label=False)),
+                   x_title=LANGUAGE_GROUPS, tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"])
+
+
+# Figure 1's frame and lettering, in pixels (the labels' font size and line height are the style
+# `theme.BOX_LABEL`): labels are wrapped to fit their box. In print the boxes shrink as much as the
+# labels' font does (`theme.BOX_LABEL_PRINT_SCALE`), so the wrapping holds.
+TREEMAP_WIDTH, TREEMAP_HEIGHT = 630, 378
+_CHAR_WIDTH, _PADDING = 5.6, 4
+_LINE_HEIGHT = CONFIG["style"][BOX_LABEL]["lineHeight"]
 
 
 def _box_label(category: str, n: int, width_px: float, height_px: float) -> str:
@@ -109,83 +150,131 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
     )
     rects = base.mark_rect(stroke="white", strokeWidth=2).encode(
         x2="x1:Q", y2="y1:Q",
-        color=alt.Color("n_questions:Q", title="questions", scale=alt.Scale(scheme=SEQUENTIAL_SCHEME)),
+        color=alt.Color("n_questions:Q", title="questions", scale=alt.Scale(scheme=SCHEMES[None])),
         tooltip=["category", "n_questions", alt.Tooltip("pct_of_questions", title="% of questions"),
                  "description", alt.Tooltip("example", title="example (English)")],
     )
-    labels = base.mark_text(align="left", baseline="top", dx=_PADDING, dy=_PADDING, fontSize=10,
-                            lineBreak="\n", lineHeight=_LINE_HEIGHT).encode(
+    labels = base.mark_text(align="left", baseline="top", dx=_PADDING, dy=_PADDING, style=BOX_LABEL,
+                            lineBreak="\n").encode(
         text="label:N",
-        color=alt.condition(f"datum.n_questions < {middle}", alt.value("white"), alt.value("black")),
+        color=alt.condition(f"datum.n_questions > {middle}", alt.value("white"), alt.value("black")),
     )
-    return (rects + labels).properties(title=title, width=TREEMAP_WIDTH, height=TREEMAP_HEIGHT)
+    chart = (rects + labels).properties(title=title, width=TREEMAP_WIDTH, height=TREEMAP_HEIGHT)
+    return print_layout(chart, "page", BOX_LABEL_PRINT_SCALE)
 
 
 # ---------------------------------------------------------------- 02 topic similarity
 
 def similarity_heatmap(similarity: pl.DataFrame, order: list[str], group_by: str, question_type: str | None = "specific",
-                       collection: str | None = "human") -> alt.Chart:
-    """The group x group matrix of BC, in `order` on both axes; each cell's tooltip gives BC and Hellinger."""
-    alt = altair()
+                       collection: str | None = "human", divider: str | None = None) -> alt.Chart:
+    """The group x group matrix of BC, in `order` on both axes, with a line before `divider` on both
+    (the first low-resource language); each cell's tooltip gives BC and Hellinger."""
     item = "paper Figure 6" if topics.reproduces_figure6(group_by, question_type, collection) else "beyond the paper"
-    chart = heatmap(
+    return heatmap(
         similarity, x="group_b", y="group_a", value="bc",
         title=f"Bhattacharyya coefficient between category distributions, by {group_by} ({item})",
-        value_title="BC", x_order=order, y_order=order, value_format=".2f",
-        tooltip=["group_a", "group_b", "bc", "hellinger"],
+        value_title="BC", x_order=order, y_order=order, value_format=".2f", x_dividers=_present(divider), y_dividers=_present(divider),
+        tooltip=["group_a", "group_b", "bc", "hellinger"], cell=(28, 22),
     )
-    # Cells wide enough for a two-decimal label.
-    return chart.properties(width=alt.Step(28), height=alt.Step(22))
+
+
+# ---------------------------------------------------------------- panels by resource level
+
+def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list[str]]]:
+    """The languages of `present`, in the suite's order, as the high- and the low-resource group (each
+    with its title), and whatever else `present` holds (a total) as a last, untitled group."""
+    low_start = orders.languages.index(orders.first_low_resource) if orders.divider(False) else len(orders.languages)
+    ordered = [language for language in orders.languages if language in present]
+    high = [language for language in ordered if orders.languages.index(language) < low_start]
+    low = [language for language in ordered if orders.languages.index(language) >= low_start]
+    rest = [value for value in present if value not in orders.languages]
+    groups = [("high-resource languages", high), ("low-resource languages", low), ("", rest)]
+    return [(name, members) for name, members in groups if members]
+
+
+def _panels_by_resource_level(panel: Callable[[bool], alt.Chart], field: str, present: list[str], orders: Orders,
+                              independent_x: bool = False) -> alt.HConcatChart:
+    """The chart `panel(with_row_labels)` faceted by `field` (languages): one titled group of panels per
+    resource level, side by side, the row labels on the first group only."""
+    alt = altair()
+    parts = []
+    for index, (name, members) in enumerate(_resource_groups(present, orders)):
+        part = (panel(index == 0).transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
+                .facet(column=alt.Column(f"{field}:N", title=None, sort=members)))
+        if independent_x:
+            part = part.resolve_scale(x="independent")
+        parts.append(part.properties(title=alt.TitleParams(name, anchor="middle") if name else ""))
+    return alt.hconcat(*parts, spacing=16).resolve_scale(color="shared")
+
+
+def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: int, size: str = "page") -> float:
+    """How much narrower than on screen panels of `panel_width` are drawn so that `n_panels` of them
+    and their row labels fit the print `size`."""
+    row_labels = row_label_chars * CHARACTER_WIDTH * PRINT_TEXT_SIZE + 10
+    gaps = 12 * n_panels + 12
+    room = PRINT_WIDTHS[size] - 2 * PRINT_PADDING - row_labels - gaps
+    return room / (n_panels * panel_width)
 
 
 # ---------------------------------------------------------------- 05 human evaluation
 
-def rating_distribution_chart(distribution: pl.DataFrame, column: str, *, title: str) -> alt.Chart:
+RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 220, 90
+
+
+def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: Orders, *, title: str) -> alt.Chart:
     """Stacked horizontal bars: the share of each rating for each model, one panel per level of `column`
-    (in the order of `human_evaluation.LEVELS` where it has one, else alphabetical)."""
+    (question types in the paper's order; languages grouped by resource level)."""
     alt = altair()
-    levels, names = human_evaluation.LEVELS, human_evaluation.DISPLAY_NAME
-    table = distribution.with_columns(
-        model_name=pl.col("model").replace_strict(names),
-        rating_label=pl.col("rating").cast(pl.String),
-    )
-    model_order = [names[m] for m in human_evaluation.RATED_MODELS]
-    return (
-        alt.Chart(table)
-        .mark_bar()
-        .encode(
-            x=alt.X("share:Q", stack="normalize", title="share of ratings", axis=alt.Axis(format="%")),
-            y=alt.Y("model_name:N", sort=model_order, title=None),
-            color=alt.Color("rating_label:O", title="rating",
-                            scale=alt.Scale(scheme=SEQUENTIAL_SCHEME,
-                                            domain=[str(r) for r in vocabulary.RATING_LEVELS])),
-            order=alt.Order("rating:Q"),
-            tooltip=[alt.Tooltip(column), alt.Tooltip("model_name", title="model"), alt.Tooltip("rating"),
-                     alt.Tooltip("n", title="ratings"), alt.Tooltip("share", format=".0%"),
-                     alt.Tooltip("mean_rating", title="mean rating", format=".2f")],
+    table = distribution.with_columns(rating_label=pl.col("rating").cast(pl.String))
+    models = [m for m in orders.models if m in set(table["model"])]
+
+    def panel(with_row_labels: bool = True) -> alt.Chart:
+        return (
+            alt.Chart(table)
+            .mark_bar()
+            .encode(
+                x=alt.X("share:Q", stack="normalize", title="share of ratings", axis=alt.Axis(format="%", values=[0, 0.5, 1])),
+                y=alt.Y("model:N", sort=models, title=None, axis=alt.Axis() if with_row_labels else None),
+                color=alt.Color("rating_label:O", title="rating (5 is best)",
+                                scale=alt.Scale(scheme=SCHEMES["higher"],
+                                                domain=[str(r) for r in vocabulary.RATING_LEVELS])),
+                order=alt.Order("rating:Q"),
+                tooltip=[alt.Tooltip(column), alt.Tooltip("model"), alt.Tooltip("rating"),
+                         alt.Tooltip("n", title="ratings"), alt.Tooltip("share", format=".0%"),
+                         alt.Tooltip("mean_rating", title="mean rating", format=".2f")],
+            )
+            .properties(width=RATING_PANEL_WIDTH, height=RATING_PANEL_HEIGHT)
         )
-        .properties(width=220, height=90)
-        .facet(column=alt.Column(f"{column}:N", title=None,
-                                 sort=list(levels[column]) if column in levels else "ascending"))
-        .properties(title=title)
-    )
+
+    present = table[column].unique().to_list()
+    longest_model = max((len(m) for m in models), default=1)
+    if column == "language":
+        chart = _panels_by_resource_level(panel, column, present, orders).properties(title=title)
+        return print_layout(chart, "page", _print_scale_for_panels(len(present), RATING_PANEL_WIDTH, longest_model))
+    # Side by side on screen, stacked in a column in print (`theme.PRINT_CONFIG`'s facet.columns).
+    levels = list(human_evaluation.LEVELS[column]) if column in human_evaluation.LEVELS else sorted(present)
+    chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=levels)).properties(title=title)
+    return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
 
 
 # ---------------------------------------------------------------- 07 NativQA
 
 def nativqa_score_heatmap(cells: pl.DataFrame, metric: str, regions: list[str], models: list[str],
                           paper_table: int) -> alt.Chart:
-    """Model x region heatmap of one metric, values printed as the paper does."""
-    alt = altair()
+    """Model x region heatmap of one metric (higher is better), values printed as the paper does,
+    regions by resource level with a line between the levels."""
     spec = METRIC_BY_NAME[metric]
-    chart = heatmap(
+    level = dict(cells.select("region", "resource_level").unique().iter_rows())
+    firsts = [region for i, region in enumerate(regions) if i and level.get(region) != level.get(regions[i - 1])]
+    return heatmap(
         cells, x="region", y="model", value="value",
         title=f"NativQA zero-shot {spec.display_name} by model and region (paper Table {paper_table})",
-        value_title=spec.display_name, x_order=regions, y_order=models,
+        value_title=spec.display_name, x_order=regions, y_order=models, better="higher", x_dividers=firsts,
+        x_title="regions by resource level, high to extremely low (a line between levels)",
         tooltip=["model", "region", "resource_level", "value"], value_format=f".{spec.decimals}f",
+        # Wider cells than the default band, so that a three-decimal score fits inside its cell.
+        cell=(56, 30),
     )
-    # Wider cells than the default band, so that a three-decimal score fits inside its cell.
-    return chart.properties(width=alt.Step(56), height=alt.Step(30))
 
 
 def resource_level_chart(levels: pl.DataFrame, metric: str = "bleu") -> alt.Chart:
@@ -195,14 +284,15 @@ def resource_level_chart(levels: pl.DataFrame, metric: str = "bleu") -> alt.Char
     spec = METRIC_BY_NAME[metric]
     models = levels.filter(pl.col("model") != "all models")
     present = [level for level in RESOURCE_LEVELS if level in set(models["resource_level"])]
-    return alt.Chart(models).mark_bar().encode(
+    chart = alt.Chart(models).mark_bar().encode(
         x=alt.X("resource_level:N", sort=present, title="resource level", axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("model:N"),
-        y=alt.Y(f"{column}:Q", title=f"average {spec.display_name}"),
-        color=alt.Color("model:N", title="model"),
+        y=alt.Y(f"{column}:Q", title=f"average {spec.display_name} (higher is better)"),
+        color=alt.Color("model:N", title="model", legend=alt.Legend(columns=2)),
         tooltip=["resource_level", "model", "n_regions", alt.Tooltip(f"{column}:Q", format=".4f")],
     ).properties(title=f"NativQA zero-shot {spec.display_name} by resource level ({nativqa.resource_level_item(metric)})",
                  width=420, height=260)
+    return print_layout(chart, "column", 0.42)
 
 
 # ---------------------------------------------------------------- 08 paper reproduction
@@ -211,40 +301,49 @@ def claims_status_chart(long: pl.DataFrame) -> alt.Chart:
     """One bar per paper, split by status: how much of each paper the suite reproduces."""
     alt = altair()
     statuses = long.sort("position")["status"].unique(maintain_order=True).to_list()
-    return alt.Chart(long).mark_bar().encode(
+    chart = alt.Chart(long).mark_bar().encode(
         x=alt.X("claims:Q", title="printed numbers", stack="zero"),
         y=alt.Y("paper_name:N", title=None),
         color=alt.Color("status:N", sort=statuses, title="status",
-                        scale=alt.Scale(domain=statuses, scheme=SEQUENTIAL_SCHEME, reverse=True)),
+                        scale=alt.Scale(domain=statuses, scheme=SCHEMES["higher"], reverse=True)),
         order=alt.Order("position:Q"),
         tooltip=[alt.Tooltip("paper_name", title="paper"), "status", "claims"],
     ).properties(title="The papers' printed numbers by status of their reproduction", width=520, height=90)
+    return print_layout(chart, "page", 0.72)
 
 
 # ---------------------------------------------------------------- 09 answer verdicts
 
-def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str) -> alt.Chart:
-    """Stacked bars: for each language (and all together) and model, how many answers got each level."""
+VERDICT_PANEL_WIDTH, VERDICT_PANEL_HEIGHT = 150, 70
+
+
+def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders: Orders) -> alt.Chart:
+    """Stacked bars: for each language (grouped by resource level, then all together) and model, how many
+    answers got each level (the first level is the good one)."""
     alt = altair()
     levels = list(human_evaluation.LEVELS[verdict])
-    languages = sorted(set(counts["language"]) - {answer_verdicts.ALL_LANGUAGES}) + [answer_verdicts.ALL_LANGUAGES]
     figure = answer_verdicts.FIGURES[(verdict, question_type)]
-    kind = "culturally specific" if question_type == "specific" else "culturally agnostic"
-    return (
-        alt.Chart(counts).mark_bar().encode(
-            x=alt.X("n_answers:Q", title="answers", stack="zero"),
-            y=alt.Y("model:N", title=None, sort=[human_evaluation.DISPLAY_NAME[m] for m in human_evaluation.RATED_MODELS]),
-            color=alt.Color("level:O", title=verdict.replace("_", " "),
-                            scale=alt.Scale(domain=levels, scheme=SEQUENTIAL_SCHEME, reverse=True)),
-            order=alt.Order("level_position:Q"),
-            tooltip=["language", "model", "level", "n_answers"],
+    models = [m for m in orders.models if m in set(counts["model"])]
+
+    def panel(with_row_labels: bool) -> alt.Chart:
+        return (
+            alt.Chart(counts).mark_bar().encode(
+                x=alt.X("n_answers:Q", title="answers", stack="zero", axis=alt.Axis(tickCount=3)),
+                y=alt.Y("model:N", title=None, sort=models, axis=alt.Axis() if with_row_labels else None),
+                color=alt.Color("level:O", title=f"{verdict.replace('_', ' ')} ({levels[0]} is best)",
+                                scale=alt.Scale(domain=levels, scheme=SCHEMES["higher"], reverse=True)),
+                order=alt.Order("level_position:Q"),
+                tooltip=["language", "model", "level", "n_answers"],
+            )
+            .properties(width=VERDICT_PANEL_WIDTH, height=VERDICT_PANEL_HEIGHT)
         )
-        .properties(width=150, height=70)
-        .facet(column=alt.Column("language:N", title=None, sort=languages))
-        .resolve_scale(x="independent")
-        .properties(title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to {kind} "
-                          f"questions (paper Figure {figure})")
-    )
+
+    present = counts["language"].unique(maintain_order=True).to_list()
+    chart = _panels_by_resource_level(panel, "language", present, orders, independent_x=True).properties(
+        title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
+              f"{QUESTION_TYPE_TITLES[question_type]} questions (paper Figure {figure})")
+    longest_model = max((len(m) for m in models), default=1)
+    return print_layout(chart, "page", _print_scale_for_panels(len(present), VERDICT_PANEL_WIDTH, longest_model))
 
 
 # ---------------------------------------------------------------- 10 language identification
@@ -252,16 +351,5 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str) -> alt
 def engine_accuracy_heatmap(cells: pl.DataFrame, languages: list[str], engines: list[str]) -> alt.Chart:
     """Notebook 10: the % of held-out release texts each engine identified, by language."""
     return heatmap(cells, x="engine", y="language_label", value="pct", title="% of held-out release texts identified, by engine",
-                   value_title="%", value_format=".0f", x_order=engines, y_order=languages,
-                   tooltip=["language", "engine", "n_texts", "pct"])
-
-
-# ---------------------------------------------------------------- the explorer
-
-def explorer_heatmap(cells: pl.DataFrame, title: str, value_format: str, models: list[str], languages: list[str]) -> alt.Chart:
-    """The explorer's model x language heatmap of one metric, over the models and languages the cells have."""
-    return heatmap(
-        cells, x="language", y="model_name", value="value", title=title, value_title=title,
-        x_order=[language for language in languages if language in set(cells["language"])],
-        y_order=[m for m in models if m in set(cells["model_name"])], value_format=value_format,
-    )
+                   value_title="% identified", better="higher", domain=PERCENT_DOMAIN, value_format=".0f",
+                   x_order=engines, y_order=languages, tooltip=["language", "engine", "n_texts", "pct"])

@@ -1,12 +1,12 @@
-"""The one way figures and tables are written: a figure as PNG and SVG with the CSV of the numbers it
-shows (and, for a heatmap, a print PDF), a table as CSV. Text cells a spreadsheet would run as a
-formula are written prefixed with `'` (`io.records.write_csv_for_people`).
+"""The one way figures and tables are written: a figure as PNG and SVG for the screen and as a PDF for
+print (`print_pdf`), with the CSV of the numbers it shows; a table as CSV. Text cells a spreadsheet
+would run as a formula are written prefixed with `'` (`io.records.write_csv_for_people`).
 
-A figure is drawn once: Vega-Lite renders its spec to SVG (vl-convert, as altair's `save` does), and
-the PNG is that SVG rasterised at twice its size, the same bytes as rendering the spec to PNG gives,
-at a third of the cost. Vega numbers the gradients and clip paths of an SVG by a counter that lives as
-long as the process; they are renumbered within each file as in a fresh process, so that a figure's SVG
-depends on its spec alone, not on what the kernel drew before it.
+A figure is drawn once for the screen: Vega-Lite renders its spec to SVG (vl-convert, as altair's `save`
+does), and the PNG is that SVG rasterised at twice its size, the same bytes as rendering the spec to PNG
+gives, at a third of the cost. Vega numbers the gradients and clip paths of an SVG by a counter that
+lives as long as the process; they are renumbered within each file as in a fresh process, so that a
+figure's SVG depends on its spec alone, not on what the kernel drew before it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import polars as pl
 
 from ..core.timings import timed
 from ..io.records import write_csv_for_people
-from .heatmap import heatmap_meta
+from . import print_pdf
 from .theme import altair
 
 if TYPE_CHECKING:
@@ -33,18 +33,9 @@ _RENDER_ID = re.compile(r'(id="|url\(#)(p_)?(gradient_|clip)(\d+)(?=[")])')
 _FIRST_ID = {"gradient_": 0, "clip": 1}
 
 
-def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str,
-                *, print_pdf: bool = True) -> alt.TopLevelMixin:
-    """Write `name`.png, `name`.svg and the numbers behind the figure as `name`.csv; return the chart to display.
-
-    A heatmap made by `heatmap()` is also drawn for print as `name`.pdf (see `print_pdf`), from
-    `table`, which must then hold the heatmap's columns.
-    """
-    meta = heatmap_meta(chart) if print_pdf else None
-    if meta is not None:
-        from . import print_pdf as printed
-
-        printed.check_columns(table, meta)
+def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str) -> alt.TopLevelMixin:
+    """Write `name`.png, `name`.svg, the print version `name`.pdf and the numbers behind the figure as
+    `name`.csv; return the chart to display."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     save_table(table, out_dir, name)
@@ -53,9 +44,8 @@ def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | s
         (out_dir / f"{name}.svg").write_text(svg, encoding="utf-8")
     with timed("static export", format="png", figure=name):
         (out_dir / f"{name}.png").write_bytes(_vl_convert().svg_to_png(svg, scale=PNG_SCALE, ppi=72))
-    if meta is not None:
-        with timed("static export", format="pdf", figure=name):
-            printed.save_heatmap_pdf(table, meta, out_dir / f"{name}.pdf")
+    with timed("static export", format="pdf", figure=name):
+        print_pdf.save(chart, out_dir / f"{name}.pdf")
     return chart
 
 

@@ -1,29 +1,36 @@
 """The heatmap of the suite: a value by row and column, the value printed in each cell, cells without a
-share drawn in their status's colour, and (in a report) linked to the other charts of the page.
+value drawn in their status's colour, groups of columns (or rows) set apart by a line, and (in a report)
+linked to the other charts of the page.
 
 Heatmaps are linked within a report: clicking a cell picks its row and column values (a point
 selection named `theme.PICK`), and the report's page script copies them into the variable
 `theme.HIGHLIGHT` of every chart on the page, which dims the cells of other rows and columns (see
-`reporting/notebook.py`). Each heatmap records how it was built (`heatmap_meta`), so that its print
-version can be drawn from the same table (`viz/print_pdf.py`).
+`reporting/notebook.py`). Each heatmap records its print layout (`theme.print_layout`): cells as
+small as the page's width needs, but never smaller than their printed labels.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .theme import DIMMED_OPACITY, HIGHLIGHT, MISSING_COLOUR, PICK, SEQUENTIAL_SCHEME, STATUS_STYLES, altair
+from .theme import (CELL_LABEL, DARK_END, DIMMED_OPACITY, DIVIDER_COLOUR, DIVIDER_WIDTH, HIGHLIGHT, MISSING_COLOUR,
+                    PICK, PRINT_CELL_LABEL_SIZE, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS, SCHEMES, STATUS_LABEL,
+                    STATUS_STYLES, altair, better_title, print_layout)
 
 if TYPE_CHECKING:
     import altair as alt
 
 # Columns that go into a heatmap's default tooltip when the table has them.
 TOOLTIP_EXTRAS = ("n_answers", "n", "ci_low", "ci_high")
-# Where a heatmap records how it was built, for its print version (Vega-Lite ignores `usermeta`).
-HEATMAP_META = "calmqa_heatmap"
+# A screen cell, in pixels.
+CELL = 20
+# The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
+# a little generous): enough to estimate how wide a label prints.
+CHARACTER_WIDTH = 0.58
 
 
 def heatmap(
@@ -33,29 +40,43 @@ def heatmap(
     value: str,
     *,
     title: str,
+    subtitle: str | list[str] | None = None,
     value_title: str | None = None,
     x_order: list[str] | None = None,
     y_order: list[str] | None = None,
     tooltip: list[str] | None = None,
     value_format: str = "d",
     column: str | None = None,
+    column_order: list[str] | None = None,
     status: str | None = None,
     linked: bool = True,
+    better: str | None = None,
+    domain: tuple[float, float] | None = None,
+    x_dividers: Sequence[str] = (),
+    y_dividers: Sequence[str] = (),
+    x_title: str | None = None,
+    cell: tuple[int, int] = (CELL, CELL),
+    print_size: str = "page",
 ) -> alt.Chart:
     """A heatmap of `value` by `x` and `y` with the value printed in each cell.
 
-    Cells whose value is null are drawn grey and left without a number. `column` facets the heatmap
-    side by side (for example agnostic and specific questions). Cells with a `status` (a column whose
-    values are keys of `STATUS_STYLES`) are drawn in that status's colour with its short label and a
-    legend, outside the value's colour scale. The tooltip shows `tooltip` (by
-    default the row, the column, the value and whichever of `TOOLTIP_EXTRAS` the table has), with
-    the value and its confidence bounds in `value_format`. With `linked`, a click picks the cell's
-    row and column values for the report's highlighting.
+    The colour scale is `theme.SCHEMES[better]` ("higher", "lower" or None: which end of the value is
+    good, which the legend's title says) over `domain` (fixed, e.g. `theme.PERCENT_DOMAIN`) or the
+    data's range. Cells whose value is null are drawn grey and left without a number. `column` facets
+    the heatmap in `column_order` (side by side on screen, stacked in print). A line is drawn before each
+    column of `x_dividers` and above each row of `y_dividers` (e.g. the first low-resource language);
+    `x_title` may say what the line divides. Cells with
+    a `status` (a column whose values are keys of `STATUS_STYLES`) are drawn in that status's colour
+    with its short label and a legend, outside the value's colour scale. The tooltip shows `tooltip`
+    (by default the row, the column, the value and whichever of `TOOLTIP_EXTRAS` the table has), with
+    the value and its confidence bounds in `value_format`. With `linked`, a click picks the cell's row
+    and column values for the report's highlighting. `cell` is a cell's screen size (width, height);
+    in print the heatmap fits `print_size` ("page" or "column").
     """
     alt = altair()
     value_title = value_title or value
     base = alt.Chart(table)
-    x_enc = alt.X(f"{x}:N", sort=x_order, title=None, axis=alt.Axis(labelAngle=-45))
+    x_enc = alt.X(f"{x}:N", sort=x_order, title=x_title, axis=alt.Axis(labelAngle=-45))
     y_enc = alt.Y(f"{y}:N", sort=y_order, title=None, axis=alt.Axis(labelLimit=320))
     tooltip_columns = tooltip or [y, x, value, *(c for c in TOOLTIP_EXTRAS if c in table.columns)]
     if status is not None and status not in tooltip_columns:
@@ -69,35 +90,38 @@ def heatmap(
         base_status = base.transform_filter(has_status)
     else:
         base_values = base
+    scale = alt.Scale(scheme=SCHEMES[better], **({"domain": list(domain)} if domain else {}))
     cells = base_values.mark_rect().encode(
         x=x_enc,
         y=y_enc,
         color=alt.condition(
             f"datum[{json.dumps(value)}] === null",
             alt.value(MISSING_COLOUR),
-            alt.Color(f"{value}:Q", title=value_title, scale=alt.Scale(scheme=SEQUENTIAL_SCHEME)),
+            alt.Color(f"{value}:Q", title=better_title(value_title, better), scale=scale),
         ),
         tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
     )
-    domain_middle = _middle(table[value])
-    labels = base_values.mark_text(fontSize=9).encode(
+    # A cell without a value is grey and has no label (Vega would print "null").
+    labels = base_values.transform_filter(f"isValid(datum[{json.dumps(value)}])").mark_text(style=CELL_LABEL).encode(
         x=x_enc,
         y=y_enc,
         text=alt.Text(f"{value}:Q", format=value_format),
-        color=alt.condition(f"datum[{json.dumps(value)}] < {domain_middle}", alt.value("white"), alt.value("black")),
+        color=alt.condition(_on_dark(value, better, domain or _range(table[value])), alt.value("white"),
+                            alt.value("black")),
     )
     layers = [cells, labels]
-    if status is not None:
-        shown = list(STATUS_STYLES)
-        status_colour = alt.Color(f"{status}:N", title="no share shown",
-                                  scale=alt.Scale(domain=shown, range=[STATUS_STYLES[s]["colour"] for s in shown]))
+    shown = [s for s in STATUS_STYLES if status is not None and s in set(table[status])]
+    if shown:
+        # `fill`, not `color`: a scale and a legend of their own beside the value's.
+        status_colour = alt.Fill(f"{status}:N", title="no value shown",
+                                 scale=alt.Scale(domain=shown, range=[STATUS_STYLES[s]["colour"] for s in shown]))
         status_cells = base_status.mark_rect().encode(
-            x=x_enc, y=y_enc, color=status_colour,
+            x=x_enc, y=y_enc, fill=status_colour,
             tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns])
         short = {s: STATUS_STYLES[s]["label"] for s in shown}
         status_labels = base_status.transform_calculate(
             status_label=f"{json.dumps(short)}[datum[{json.dumps(status)}]]",
-        ).mark_text(fontSize=8, color="black").encode(x=x_enc, y=y_enc, text="status_label:N")
+        ).mark_text(style=STATUS_LABEL, color="black").encode(x=x_enc, y=y_enc, text="status_label:N")
         layers += [status_cells, status_labels]
     if linked:
         highlighted = (f"length({HIGHLIGHT}) == 0 || indexof({HIGHLIGHT}, toString(datum[{json.dumps(x)}])) >= 0"
@@ -106,17 +130,69 @@ def heatmap(
         pick = alt.selection_point(name=PICK, fields=[x, y], on="click", clear="dblclick", toggle=False)
         layers = [layers[0].encode(opacity=opacity).add_params(pick),
                   *(layer.encode(opacity=opacity) for layer in layers[1:])]
-    chart = alt.layer(*layers)
-    if status is not None:
-        chart = chart.resolve_scale(color="independent")
+    for field, dividers, channel, order in ((x, x_dividers, "x", x_order), (y, y_dividers, "y", y_order)):
+        layers += [_divider(base, field, divider, channel, order) for divider in dividers]
+    chart = alt.layer(*layers).properties(width=alt.Step(cell[0]), height=alt.Step(cell[1]))
     if column is not None:
-        chart = chart.facet(column=alt.Column(f"{column}:N", title=None)).resolve_scale(x="independent")
+        chart = chart.facet(facet=alt.Facet(f"{column}:N", title=None, sort=column_order))
     if linked:
         chart = chart.add_params(alt.param(name=HIGHLIGHT, value=[]))
-    meta = {"x": x, "y": y, "value": value, "title": title, "value_title": value_title,
-            "x_order": x_order, "y_order": y_order, "value_format": value_format, "column": column,
-            "status": status}
-    return chart.properties(title=title, usermeta={HEATMAP_META: meta})
+    chart = chart.properties(title=alt.TitleParams(title, subtitle=subtitle) if subtitle else title)
+    widest_label = max([_label_chars(table[value], value_format), *([3] if status is not None else [])])
+    return print_layout(chart, print_size, _print_scale(table, x, y, column, cell[0], print_size, widest_label))
+
+
+def _divider(base: alt.Chart, field: str, before: str, channel: str, order: list[str] | None) -> alt.Chart:
+    """A line along the start of the band of `before` on `channel`: between two groups of values."""
+    alt = altair()
+    position = {"x": alt.X, "y": alt.Y}[channel](f"{field}:N", sort=order, bandPosition=0)
+    return (base.transform_filter(f"datum[{json.dumps(field)}] === {json.dumps(before)}")
+            .transform_aggregate(groupby=[field])
+            .mark_rule(color=DIVIDER_COLOUR, strokeWidth=DIVIDER_WIDTH)
+            .encode(**{channel: position}))
+
+
+def _print_scale(table: pl.DataFrame, x: str, y: str, column: str | None, cell_width: int, size: str,
+                 widest_label: float) -> float:
+    """How much smaller than on screen the cells are drawn in print: as wide as the `size`'s width
+    allows beside the row labels, for the most columns any panel has, but wide enough for the widest
+    cell label (a heatmap with too many columns for the width then prints wider than it, and the print
+    test says so, rather than its labels spilling over their cells)."""
+    n_columns = (table.group_by(column).agg(pl.col(x).n_unique())[x].max() if column else table[x].n_unique()) or 1
+    longest_row_label = max((len(str(v)) for v in table[y].unique().to_list()), default=1)
+    row_labels = longest_row_label * CHARACTER_WIDTH * PRINT_TEXT_SIZE + 10
+    room = PRINT_WIDTHS[size] - 2 * PRINT_PADDING - row_labels - 4
+    label_room = widest_label * CHARACTER_WIDTH * PRINT_CELL_LABEL_SIZE + 3
+    return max(room / n_columns, label_room) / cell_width
+
+
+def _label_chars(values: pl.Series, value_format: str) -> float:
+    """How many characters wide the widest cell label is: the integer digits of the largest magnitude, a
+    sign, and the decimals and suffix of the d3 format (`.0f`, `.2f`, `d`, `.0%`...), the decimal point
+    counted as half a character (it is about half a digit wide)."""
+    finite = values.cast(pl.Float64).drop_nulls().drop_nans().abs()
+    largest = float(finite.max()) if finite.len() else 0.0
+    percent = value_format.endswith("%")
+    digits = len(f"{largest * (100 if percent else 1):.0f}")
+    decimals = int(value_format.split(".")[1].rstrip("f%de")) if "." in value_format else 0
+    negative = int(bool(values.cast(pl.Float64).drop_nulls().lt(0).any()))
+    return negative + digits + (decimals + 0.5 if decimals else 0) + int(percent)
+
+
+def _range(values: pl.Series) -> tuple[float, float]:
+    values = values.drop_nulls()
+    if values.is_empty():
+        return 0.0, 1.0
+    return float(values.min()), float(values.max())
+
+
+def _on_dark(value: str, better: str | None, domain: tuple[float, float]) -> str:
+    """Vega expression: the cell's colour is dark, so its label is printed in white."""
+    low, high = domain
+    field = f"datum[{json.dumps(value)}]"
+    if DARK_END[better] == "low":
+        return f"{field} < {low + 0.5 * (high - low)}"
+    return f"{field} > {low + 0.6 * (high - low)}"
 
 
 def _tooltip(column: str, value: str, value_title: str, value_format: str) -> alt.Tooltip:
@@ -126,18 +202,3 @@ def _tooltip(column: str, value: str, value_title: str, value_format: str) -> al
     if column in ("ci_low", "ci_high"):
         return alt.Tooltip(column, title=f"95% CI {'low' if column == 'ci_low' else 'high'}", format=value_format)
     return alt.Tooltip(column)
-
-
-def heatmap_meta(chart: alt.TopLevelMixin) -> dict | None:
-    """How `chart` was built by `heatmap()`, or None when it is not a heatmap."""
-    usermeta = getattr(chart, "usermeta", None)
-    if not isinstance(usermeta, dict):
-        return None
-    return usermeta.get(HEATMAP_META)
-
-
-def _middle(values: pl.Series) -> float:
-    values = values.drop_nulls()
-    if values.is_empty():
-        return 0.0
-    return float(values.min() + (values.max() - values.min()) / 2)

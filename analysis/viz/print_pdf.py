@@ -1,172 +1,164 @@
-"""Print versions of the suite's heatmaps: seaborn/matplotlib PDFs with embedded TrueType fonts.
+"""Print versions of every chart of the suite: the chart's own Vega-Lite spec drawn as a PDF for a page
+(6.3 in of text width) or a column (3.0 in) of a paper.
 
-Same palette as the Altair theme (`theme.SEQUENTIAL_SCHEME`, missing cells in `theme.MISSING_COLOUR`),
-the same orders and value formats, and byte-identical files on every run: the PDF's creation date
-is left out and fonts are embedded as Type 42 subsets.
+`save(chart, path)` is the one way a print figure is written (`viz.export.save_figure` calls it for every
+chart). It takes the spec the report shows and changes only what depends on the medium: the config
+becomes `theme.PRINT_CONFIG` (print font sizes, legends below, a faceted heatmap's panels stacked), every
+view is drawn `scale` times its screen size as the chart's builder recorded (`theme.print_layout`), and
+titles are wrapped to the print width. vl-convert draws it: Vega lays it out, resvg shapes the text with
+rustybuzz (a port of HarfBuzz), so Arabic and Pashto letters join and right-to-left text runs right to
+left, and svg2pdf writes the glyphs as text in embedded TrueType subsets. A Vega pixel is a PDF point, so
+the PDF's page is the figure's print size.
 
-Labels may be in any of the suite's scripts: the font list below falls back glyph by glyph from
-Noto Sans to the Noto fonts of Arabic, Hebrew, Devanagari, Ethiopic and CJK (Debian's
-fonts-noto-core and fonts-noto-cjk). Matplotlib draws glyphs without complex shaping: Arabic-script
-letters appear in their isolated forms and right-to-left text in logical order, so figures should
-label with English names, as the suite does.
+The same chart gives the same bytes on every run: svg2pdf writes no creation date, but numbers its font
+objects in the order of a hash map, so the objects are renumbered in the order the document reaches
+them (`canonical_pdf`).
 """
 
-import math
+from __future__ import annotations
+
+import copy
+import json
 import re
-import warnings
-from contextlib import contextmanager
+import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
+from ..core import files
+from .theme import PRINT_CONFIG, PRINT_META, PRINT_PADDING, PRINT_WIDTHS
 
-matplotlib.use("Agg")
+if TYPE_CHECKING:
+    import altair as alt
 
-import matplotlib.patches  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from ..core import files  # noqa: E402
-from .theme import MISSING_COLOUR, SEQUENTIAL_SCHEME, STATUS_STYLES  # noqa: E402
-
-FONT_FAMILIES = [
-    "Noto Sans", "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans Devanagari", "Noto Sans Ethiopic",
-    "Noto Sans CJK JP", "DejaVu Sans",
-]
-STYLE = {
-    "pdf.fonttype": 42,
-    "ps.fonttype": 42,
-    "font.family": FONT_FAMILIES,
-    "font.size": 8,
-    "axes.titlesize": 10,
-    "axes.titlelocation": "left",
-    "svg.hashsalt": "calmqa",
-    "path.simplify": True,
-}
-# No creation date and a fixed producer: the same figure gives the same bytes on every run.
-PDF_METADATA = {"CreationDate": None, "Producer": "calmqa-analysis (matplotlib)", "Creator": None}
-CELL_INCHES = 0.32
+# Keys of a Vega-Lite spec under which no view size is set.
+_NOT_VIEWS = frozenset({"config", "data", "datasets", "usermeta", "encoding", "transform", "params", "title"})
+# An average character of Noto Sans in ems, a little generous: how many characters fit a line.
+_CHARACTER_WIDTH = 0.56
 
 
-@contextmanager
-def print_style():
-    """Matplotlib settings of every print figure."""
-    with plt.rc_context(STYLE):
-        yield
+def print_spec(chart: alt.TopLevelMixin) -> dict:
+    """The Vega-Lite spec of `chart`'s print version."""
+    spec = chart.to_dict()
+    layout = (spec.get("usermeta") or {}).get(PRINT_META, {"size": "page", "scale": 1.0})
+    spec["config"] = copy.deepcopy(PRINT_CONFIG)
+    _scale_views(spec, layout["scale"])
+    if "title" in spec:
+        spec["title"] = _wrapped_title(spec["title"], PRINT_WIDTHS[layout["size"]] - 2 * PRINT_PADDING)
+    return spec
 
 
-def python_format(d3_format: str):
-    """A function formatting a number as the d3 format string `d3_format` would (the common cases)."""
-    match = re.fullmatch(r"(,?)(?:\.(\d+))?([dfe%s]?)", d3_format or "")
-    if not match:
-        return lambda v: f"{v:g}"
-    comma, precision, kind = match.groups()
-    if kind in ("d", ""):
-        spec = f"{comma}.0f" if kind == "d" or precision is None else f"{comma}.{precision}f"
-    elif kind == "s":
-        spec = "g"
-    else:
-        spec = f"{comma}.{precision or 6}{kind}"
-    return lambda v: format(v, spec)
+def save(chart: alt.TopLevelMixin, path: Path | str) -> Path:
+    """Write the print PDF of `chart` (any chart of the suite) to `path`, atomically."""
+    import vl_convert
 
-
-def _ordered(values: list, order: list | None) -> list:
-    present = list(dict.fromkeys(values))
-    if not order:
-        return sorted(present, key=str)
-    known = [v for v in order if v in present]
-    return known + sorted((v for v in present if v not in known), key=str)
-
-
-def check_columns(table: pl.DataFrame, meta: dict) -> None:
-    missing = [c for c in (meta["x"], meta["y"], meta["value"], meta.get("column"), meta.get("status"))
-               if c and c not in table.columns]
-    if missing:
-        raise ValueError(f"the table of heatmap {meta['title']!r} lacks the columns {missing}")
-
-
-def heatmap_figure(table: pl.DataFrame, meta: dict) -> plt.Figure:
-    """The matplotlib figure of a heatmap described by `meta` (from `heatmap.heatmap_meta`)."""
-    check_columns(table, meta)
-    x, y, value, column, status = meta["x"], meta["y"], meta["value"], meta.get("column"), meta.get("status")
-    panels = _ordered(table[column].to_list(), None) if column else [None]
-    rows = _ordered(table[y].to_list(), meta.get("y_order"))
-    fmt = python_format(meta.get("value_format", "d"))
-    values = table[value].cast(pl.Float64)
-    finite = values.drop_nulls().drop_nans()
-    vmin, vmax = (float(finite.min()), float(finite.max())) if finite.len() else (0.0, 1.0)
-    middle = vmin + (vmax - vmin) / 2
-    cmap = matplotlib.colormaps[SEQUENTIAL_SCHEME].copy()
-    cmap.set_bad(MISSING_COLOUR)
-
-    panel_columns = []
-    for panel in panels:
-        part = table if panel is None else table.filter(pl.col(column) == panel)
-        panel_columns.append(_ordered(part[x].to_list(), meta.get("x_order")))
-    width = sum(len(c) for c in panel_columns) * CELL_INCHES + 2.5 + 0.6 * len(panels)
-    longest_label = max((len(str(r)) for r in rows), default=1)
-    height = len(rows) * CELL_INCHES + 1.6
-    fig, axes = plt.subplots(
-        1, len(panels), figsize=(width + longest_label * 0.055, height), squeeze=False,
-        gridspec_kw={"width_ratios": [max(len(c), 1) for c in panel_columns]}, layout="constrained",
-    )
-    for index, (ax, panel, columns) in enumerate(zip(axes[0], panels, panel_columns)):
-        part = table if panel is None else table.filter(pl.col(column) == panel)
-        grid = np.full((len(rows), len(columns)), np.nan)
-        row_index = {r: i for i, r in enumerate(rows)}
-        column_index = {c: j for j, c in enumerate(columns)}
-        for r, c, v in part.select(y, x, pl.col(value).cast(pl.Float64)).iter_rows():
-            if v is not None and not math.isnan(v):
-                grid[row_index[r], column_index[c]] = v
-        statuses = {}
-        if status:
-            for r, c, s in part.select(y, x, status).iter_rows():
-                if s is not None:
-                    statuses[row_index[r], column_index[c]] = s
-                    grid[row_index[r], column_index[c]] = np.nan
-        last = index == len(panels) - 1
-        sns.heatmap(
-            np.ma.masked_invalid(grid), ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, cbar=last,
-            cbar_kws={"label": meta.get("value_title") or value, "shrink": 0.8} if last else None,
-            xticklabels=[str(c) for c in columns], yticklabels=[str(r) for r in rows] if index == 0 else False,
-            linewidths=0, square=False,
-        )
-        for (i, j), s in statuses.items():
-            style = STATUS_STYLES[s]
-            ax.add_patch(matplotlib.patches.Rectangle((j, i), 1, 1, facecolor=style["colour"], hatch=style["hatch"],
-                                                      edgecolor="white", linewidth=0))
-            ax.text(j + 0.5, i + 0.5, style["label"], ha="center", va="center", fontsize=5.5, color="black")
-        for i in range(len(rows)):
-            for j in range(len(columns)):
-                if not np.isnan(grid[i, j]):
-                    ax.text(j + 0.5, i + 0.5, fmt(grid[i, j]), ha="center", va="center", fontsize=6,
-                            color="white" if grid[i, j] < middle else "black")
-        ax.set_xlabel("")
-        ax.set_ylabel("")
-        ax.tick_params(length=0)
-        ax.set_xticklabels(ax.get_xticklabels(), rotation=45, ha="right", rotation_mode="anchor")
-        if panel is not None:
-            ax.set_title(str(panel), fontsize=9)
-    shown = sorted(set(table[status].drop_nulls())) if status else []
-    if shown:
-        handles = [matplotlib.patches.Patch(facecolor=STATUS_STYLES[s]["colour"], hatch=STATUS_STYLES[s]["hatch"],
-                                            edgecolor="white", label=f"{STATUS_STYLES[s]['label']}: {s}")
-                   for s in shown]
-        fig.legend(handles=handles, loc="outside lower left", ncols=len(handles), frameon=False, fontsize=7)
-    fig.suptitle(meta["title"], x=0.01, ha="left", fontsize=10)
-    return fig
-
-
-def save_heatmap_pdf(table: pl.DataFrame, meta: dict, path: Path | str) -> Path:
-    """Write the print PDF of a heatmap; raise when a label has a character no installed font draws."""
     path = Path(path)
-    with print_style(), warnings.catch_warnings():
-        warnings.filterwarnings("error", message=r"Glyph .* missing from font")
-        fig = heatmap_figure(table, meta)
-        try:
-            with files.atomic_write(path) as tmp:
-                fig.savefig(tmp, format="pdf", metadata=PDF_METADATA)
-        finally:
-            plt.close(fig)
+    pdf = canonical_pdf(vl_convert.vegalite_to_pdf(json.dumps(print_spec(chart))))
+    with files.atomic_write(path) as tmp:
+        Path(tmp).write_bytes(pdf)
     return path
+
+
+def _scale_views(node, scale: float) -> None:
+    """Multiply every view width and height (a number, or a step) under `node` by `scale`, in place."""
+    if isinstance(node, list):
+        for item in node:
+            _scale_views(item, scale)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in ("width", "height"):
+            if isinstance(value, (int, float)):
+                node[key] = round(value * scale, 2)
+            elif isinstance(value, dict) and "step" in value:
+                value["step"] = round(value["step"] * scale, 2)
+        elif key not in _NOT_VIEWS:
+            _scale_views(value, scale)
+
+
+def _wrapped_title(title, width: float):
+    """The title (text and subtitle) broken into lines that fit `width` points at the print font sizes."""
+    params = dict(title) if isinstance(title, dict) else {"text": title}
+    sizes = {"text": PRINT_CONFIG["title"]["fontSize"], "subtitle": PRINT_CONFIG["title"]["subtitleFontSize"]}
+    for key, size in sizes.items():
+        if key in params:
+            chars = max(int(width / (_CHARACTER_WIDTH * size)), 20)
+            text = params[key]
+            lines = [text] if isinstance(text, str) else list(text)
+            params[key] = [wrapped for line in lines for wrapped in (textwrap.wrap(line, chars) or [""])]
+    return params
+
+
+_OBJECT = re.compile(rb"(\d+) 0 obj\n")
+_REFERENCE = re.compile(rb"(\d+) 0 R\b")
+# A line of a dictionary that maps a name to an object (`/fo0 3 0 R`): resource maps, whose entries
+# svg2pdf writes in hash-map order.
+_NAMED_REFERENCE = re.compile(rb"^\s*/[^\s/<>\[\]()]+ \d+ 0 R$")
+
+
+def canonical_pdf(pdf: bytes) -> bytes:
+    """The same document with its objects numbered in the order a walk from the trailer reaches them, and
+    the entries of its resource maps sorted by name: svg2pdf's output for one chart in one byte
+    sequence. Stream contents are kept as they are."""
+    first_line = pdf.index(b"\n") + 1
+    header_end = pdf.index(b"\n", first_line) + 1 if pdf[first_line:first_line + 1] == b"%" else first_line
+    objects: dict[int, tuple[bytes, bytes]] = {}
+    xref = pdf.rindex(b"\nxref\n")
+    position = header_end
+    while (match := _OBJECT.search(pdf, position, xref)) is not None:
+        start = match.end()
+        end = pdf.index(b"endobj", start)
+        stream = pdf.find(b"stream\n", start, end)
+        if stream != -1:
+            length = int(re.search(rb"/Length (\d+)", pdf[start:stream]).group(1))
+            end = pdf.index(b"endobj", stream + len(b"stream\n") + length)
+            head, tail = pdf[start:stream], pdf[stream:end]
+        else:
+            head, tail = pdf[start:end], b""
+        objects[int(match.group(1))] = (_sorted_name_maps(head), tail)
+        position = end + len(b"endobj")
+    trailer = pdf[pdf.index(b"trailer", xref):pdf.index(b"startxref", xref)]
+
+    order: list[int] = []
+    seen: set[int] = set()
+    pending = [int(m.group(1)) for m in _REFERENCE.finditer(trailer)][::-1]
+    while pending:
+        number = pending.pop()
+        if number in seen or number not in objects:
+            continue
+        seen.add(number)
+        order.append(number)
+        pending.extend(int(m.group(1)) for m in reversed(list(_REFERENCE.finditer(objects[number][0]))))
+    order += [number for number in sorted(objects) if number not in seen]
+    new_number = {old: new for new, old in enumerate(order, start=1)}
+
+    def renumbered(text: bytes) -> bytes:
+        return _REFERENCE.sub(lambda m: b"%d 0 R" % new_number[int(m.group(1))], text)
+
+    out = bytearray(pdf[:header_end])
+    offsets = []
+    for old in order:
+        head, tail = objects[old]
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % new_number[old] + renumbered(head) + tail + b"endobj\n\n"
+    xref_offset = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f\r\n" % (len(order) + 1)
+    out += b"".join(b"%010d 00000 n\r\n" % offset for offset in offsets)
+    out += re.sub(rb"/Size \d+", b"/Size %d" % (len(order) + 1), renumbered(trailer))
+    out += b"startxref\n%d\n%%%%EOF" % xref_offset
+    return bytes(out)
+
+
+def _sorted_name_maps(head: bytes) -> bytes:
+    lines = head.split(b"\n")
+    out: list[bytes] = []
+    run: list[bytes] = []
+    for line in [*lines, None]:
+        if line is not None and _NAMED_REFERENCE.match(line):
+            run.append(line)
+            continue
+        out += sorted(run, key=lambda entry: entry.split()[0])
+        run = []
+        if line is not None:
+            out.append(line)
+    return b"\n".join(out)

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ..core.vocabulary import MODELS
+from ..analyses.dimensions import MODEL_DISPLAY_NAMES
 
 MISSING = "–"
 # The reports' font (the figures' too: theme.py), before the browser's own.
 FONT = ["Noto Sans", "DejaVu Sans", "sans-serif"]
-_MODEL_NAMES = {m.model: m.display_name for m in MODELS}
 
 
 @dataclass(frozen=True)
@@ -88,8 +87,9 @@ _BESIDE_PAPER = Spec(
     labels={"item": "Paper item", "row": "Row", "column": "Column", "paper": "Paper", "suite": "Suite",
             "expect": "Expected", "reason": "Why they differ"},
     markdown=("reason",))
-_KS = {"n_a": "Answers: {group_a}", "n_b": "Answers: {group_b}", "mean_a": "Mean x 100: {group_a}",
-       "mean_b": "Mean x 100: {group_b}", "ks_d": "KS D"}
+_TESTS = {"n_a": "Answers: {group_a}", "n_b": "Answers: {group_b}", "mean_a": "Mean x 100: {group_a}",
+          "mean_b": "Mean x 100: {group_b}", "difference": "Difference (points)", "ks_d": "KS D"}
+_TEST_DECIMALS = {"mean_a": 1, "mean_b": 1, "difference": 1, "ks_d": 3}
 _VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPES})
 _CLMM = dict(decimals={"estimate": 3, "std_error": 3, "z": 2, "odds_ratio": 2, "odds_ratio_ci_low": 2,
                        "odds_ratio_ci_high": 2, "logistic_pct": 1, "logistic_reversed_pct": 1},
@@ -259,19 +259,19 @@ SPECS: dict[str, Spec] = {
                 "term": {"(Intercept)": "intercept (culturally specific)",
                          "question_typeagnostic": "culturally agnostic vs specific"}}),
     # 06 collection comparison
-    "ks_by_language": Spec(
-        "Kolmogorov-Smirnov test per language: {group_a} against {group_b}",
-        labels={**_KS, "unreliable": "Unreliable"}, hide=("group_a", "group_b"),
-        decimals={"mean_a": 1, "mean_b": 1, "ks_d": 3}, rows_by="resource_level",
+    "tests_by_language": Spec(
+        "{test} per language: {group_a} against {group_b}",
+        labels={**_TESTS, "unreliable": "Unreliable"}, hide=("group_a", "group_b", "test"),
+        decimals=_TEST_DECIMALS, rows_by="resource_level",
         values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
     "table14_high_resource": Spec(
         "Table 14: each model's scores on {group_a} and {group_b} questions of the high-resource languages, "
-        "with the Kolmogorov-Smirnov test",
-        labels=_KS, hide=("group_a", "group_b", "resource_level"), decimals={"mean_a": 1, "mean_b": 1, "ks_d": 3}),
+        "with the {test}",
+        labels=_TESTS, hide=("group_a", "group_b", "resource_level", "test"), decimals=_TEST_DECIMALS),
     "*_resource_comparison": Spec(
         "Each model's scores on {group_a} and {group_b}, languages of one resource level pooled, with the "
-        "Kolmogorov-Smirnov test", labels={**_KS, "resource_level": "Languages"}, hide=("group_a", "group_b"),
-        decimals={"mean_a": 1, "mean_b": 1, "ks_d": 3}),
+        "{test}", labels={**_TESTS, "resource_level": "Languages"}, hide=("group_a", "group_b", "test"),
+        decimals=_TEST_DECIMALS),
     # 07 NativQA
     "table1_dataset_sizes": Spec(
         "NativQA Table 1: seed queries, collected QA pairs and annotated pairs per split",
@@ -414,7 +414,7 @@ def _display_values(frame: pl.DataFrame, spec: Spec) -> pl.DataFrame:
         if name in spec.values:
             column = column.cast(pl.String).replace(spec.values[name])
         elif name in ("model", "level_a", "level_b") and dtype == pl.String:
-            column = column.replace(_MODEL_NAMES)
+            column = column.replace(MODEL_DISPLAY_NAMES)
         elif name == "resource_level" and dtype == pl.String:
             column = column.replace(RESOURCE_LEVELS)
         elif dtype == pl.Boolean:

@@ -1,5 +1,17 @@
-"""The suite's one plotting theme: font, colour scheme, the colours of cells without a share, and the
-names of the signals that link the charts of a report.
+"""The suite's one plotting theme: font, colour schemes, the colours of cells without a value, the names
+of the signals that link the charts of a report, and the two media a chart is drawn for.
+
+Every chart is drawn twice from one Vega-Lite spec: on screen (the reports, PNG and SVG) with `CONFIG`,
+and in print (a PDF sized for a page or a column of a paper, `viz/print_pdf.py`) with `PRINT_CONFIG`.
+Sizes that differ between the two are in the configs, never in the specs: text drawn by a mark takes
+its size from a named style (`CELL_LABEL`, `STATUS_LABEL`, `BOX_LABEL`), and a faceted heatmap's panels
+sit side by side on screen and stacked in print (`facet.columns`).
+
+A colour scale says which end is good. A measure where more is better (the share of answers in the
+correct language) is drawn in `SCHEMES["higher"]`, one where less is better (the share with
+repetitions) in the reversed-looking `SCHEMES["lower"]`, and a quantity that is neither (a count of
+questions) in `SCHEMES[None]`; the legend's title says "higher is better" or "lower is better"
+(`better_title`). Every percentage scale runs over `PERCENT_DOMAIN`, whatever the data's range.
 
 altair takes about two seconds to import, so it is imported on first use (`altair()`), which also
 registers and enables the theme: importing a notebook's modules stays fast.
@@ -9,32 +21,90 @@ from functools import cache
 
 from ..core.jsonschema_formats import skip_iri_grammar
 
-FONT = "Noto Sans, DejaVu Sans, sans-serif"
-# A colour-blind-safe sequential scheme for every heatmap of the suite.
-SEQUENTIAL_SCHEME = "viridis"
+# Noto Sans first; the others draw the scripts it lacks (fonts-noto-core, fonts-noto-cjk).
+FONT = ("Noto Sans, Noto Sans Arabic, Noto Sans Hebrew, Noto Sans Devanagari, Noto Sans Ethiopic, "
+        "Noto Sans CJK JP, DejaVu Sans, sans-serif")
+# Colour-blind-safe sequential schemes by which end of the measure is good: viridis (dark to yellow)
+# where higher is better, white to dark red where lower is better, white to blue for plain quantities.
+SCHEMES = {"higher": "viridis", "lower": "orangered", None: "blues"}
+# The end of each scheme that is dark (a cell's value is printed in white there).
+DARK_END = {"higher": "low", "lower": "high", None: "high"}
+BETTER_WORDS = {"higher": "higher is better", "lower": "lower is better"}
+PERCENT_DOMAIN = (0, 100)
 MISSING_COLOUR = "#eeeeee"
-# Cells that have no share to colour, and why: drawn in their own colour (hatched in print) with a
-# legend and a short label, never in the data's colour scale. Keys are the values of a heatmap's
-# `status` column.
+# The line between the high- and the low-resource languages of a heatmap.
+DIVIDER_COLOUR = "#222222"
+DIVIDER_WIDTH = 1.5
+# Cells that have no value to colour, and why: drawn in their own colour with a legend and a short
+# label, never in the data's colour scale. Keys are the values of a heatmap's `status` column.
 STATUS_STYLES = {
-    "provider errors only": {"colour": "#d6604d", "label": "err", "hatch": "xxx",
-                             "meaning": "every answer was a provider error"},
-    "language not identified": {"colour": "#b0b0b0", "label": "n/i", "hatch": "///",
+    "provider errors only": {"colour": "#de77ae", "label": "err", "meaning": "every answer was a provider error"},
+    "language not identified": {"colour": "#b0b0b0", "label": "n/i",
                                 "meaning": "the language cannot be identified reliably"},
 }
 # Signal names shared by the charts of a report and the page script that links them.
 PICK = "calmqa_pick"
 HIGHLIGHT = "calmqa_highlight"
 DIMMED_OPACITY = 0.25
+# Named styles of the text marks, so that their size follows the medium.
+CELL_LABEL = "calmqa_cell_label"
+STATUS_LABEL = "calmqa_status_label"
+BOX_LABEL = "calmqa_box_label"
 CONFIG = {
     "font": FONT,
     "view": {"stroke": None},
     "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": False, "domain": False},
     "header": {"labelFontSize": 12, "titleFontSize": 12},
-    "legend": {"labelFontSize": 11, "titleFontSize": 11},
-    "title": {"fontSize": 14, "anchor": "start"},
-    "range": {"heatmap": {"scheme": SEQUENTIAL_SCHEME}},
+    "legend": {"labelFontSize": 11, "titleFontSize": 11, "titleLimit": 400},
+    "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 11, "subtitleColor": "#444444"},
+    "range": {"heatmap": {"scheme": SCHEMES["higher"]}},
+    "style": {CELL_LABEL: {"fontSize": 9}, STATUS_LABEL: {"fontSize": 8}, BOX_LABEL: {"fontSize": 10, "lineHeight": 12}},
 }
+
+# Print: a figure is laid out for the text width of a page or for one column, in points (1/72 in; a
+# Vega-Lite pixel is a PDF point). At that width, cell labels print at 6.5 pt and every other text at
+# 7 pt or more (tests/test_print_figures.py reads the sizes back from the PDFs).
+POINTS_PER_INCH = 72
+PRINT_WIDTHS = {"page": 6.3 * POINTS_PER_INCH, "column": 3.0 * POINTS_PER_INCH}
+PRINT_PADDING = 4
+PRINT_CELL_LABEL_SIZE = 6.5
+PRINT_TEXT_SIZE = 7.5
+PRINT_CONFIG = {
+    **CONFIG,
+    "padding": PRINT_PADDING,
+    "axis": {**CONFIG["axis"], "labelFontSize": PRINT_TEXT_SIZE, "titleFontSize": 8, "tickSize": 3,
+             "labelPadding": 2},
+    "header": {"labelFontSize": 8, "titleFontSize": 8, "labelPadding": 3},
+    "legend": {"labelFontSize": 7, "titleFontSize": 7.5, "orient": "bottom", "direction": "horizontal",
+               "gradientLength": 120, "gradientThickness": 8, "symbolSize": 60, "titleLimit": 400,
+               "labelLimit": 300, "columnPadding": 8, "rowPadding": 2},
+    "title": {**CONFIG["title"], "fontSize": 9, "subtitleFontSize": 7, "offset": 4},
+    "facet": {"columns": 1, "spacing": 8},
+    "concat": {"spacing": 8},
+    "style": {CELL_LABEL: {"fontSize": PRINT_CELL_LABEL_SIZE}, STATUS_LABEL: {"fontSize": PRINT_CELL_LABEL_SIZE},
+              BOX_LABEL: {"fontSize": 7, "lineHeight": 8.4}},
+}
+# Screen font sizes over print ones: how much smaller than on screen a chart's marks are drawn in print
+# where their text must keep its print size (the treemap's boxes, whose labels are wrapped to them).
+BOX_LABEL_PRINT_SCALE = PRINT_CONFIG["style"][BOX_LABEL]["fontSize"] / CONFIG["style"][BOX_LABEL]["fontSize"]
+# Where a chart records how it is laid out in print (Vega-Lite ignores `usermeta`).
+PRINT_META = "calmqa_print"
+
+
+def better_title(title: str, better: str | None) -> str:
+    """A legend title that says which end of the scale is good."""
+    return f"{title} ({BETTER_WORDS[better]})" if better else title
+
+
+def print_layout(chart, size: str = "page", scale: float = 1.0):
+    """`chart` with its print layout recorded: laid out for a `size` ("page" or "column") with every
+    width and height of its views multiplied by `scale` (see `viz/print_pdf.py`)."""
+    if size not in PRINT_WIDTHS:
+        raise ValueError(f"print size {size!r}: expected one of {', '.join(PRINT_WIDTHS)}")
+    existing = getattr(chart, "usermeta", None)
+    usermeta = dict(existing) if isinstance(existing, dict) else {}
+    usermeta[PRINT_META] = {"size": size, "scale": round(min(scale, 1.0), 4)}
+    return chart.properties(usermeta=usermeta)
 
 
 @cache
