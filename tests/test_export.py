@@ -23,8 +23,8 @@ def test_the_png_is_the_bytes_altair_draws_and_the_svg_its_drawing(tmp_path):
     chart.save(tmp_path / "altair.svg")
     assert (tmp_path / "figure.png").read_bytes() == (tmp_path / "altair.png").read_bytes()
     assert (tmp_path / "figure.svg").read_text() == export._renumber_ids((tmp_path / "altair.svg").read_text())
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["altair.png", "altair.svg", "figure.csv", "figure.png",
-                                                          "figure.svg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["altair.png", "altair.svg", "figure.csv", "figure.pdf",
+                                                          "figure.png", "figure.svg"]
 
 
 def test_a_figures_svg_does_not_depend_on_what_was_drawn_before(tmp_path):
@@ -55,11 +55,12 @@ def test_static_exports_are_timed_when_asked(tmp_path, monkeypatch):
     export.save_figure(*gradient_heatmap([0.1, 0.5, 0.7, 0.9]), tmp_path, "figure")
     steps = timings.read(tmp_path / "steps.jsonl")
     assert [(s["phase"], s["format"], s["figure"]) for s in steps] == [
-        ("static export", "csv", "figure"), ("static export", "svg", "figure"), ("static export", "png", "figure")]
+        ("static export", "csv", "figure"), ("static export", "svg", "figure"), ("static export", "png", "figure"),
+        ("static export", "pdf", "figure")]
     assert all(s["seconds"] >= 0 and s["cpu_seconds"] >= 0 for s in steps)
     monkeypatch.delenv(timings.ENV)
     export.save_table(pl.DataFrame({"a": [1]}), tmp_path, "untimed")
-    assert len(timings.read(tmp_path / "steps.jsonl")) == 3
+    assert len(timings.read(tmp_path / "steps.jsonl")) == 4
 
 
 def test_the_vega_bundle_is_kept_by_version(tmp_path, monkeypatch):
