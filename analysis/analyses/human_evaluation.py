@@ -40,7 +40,6 @@ LEVELS = {
     "omissions": vocabulary.ISSUE_LEVELS,
     "language_correct": vocabulary.LANGUAGE_CORRECT_LEVELS,
 }
-VERDICTS = ("language_correct", "factuality", "omissions")
 SINGLE_PREDICTORS = ("model", "question_type", "factuality", "omissions", "language_correct")
 # Table 23's last model: model and question type with their interaction (the model of Table 21).
 INTERACTION = "model * question_type"

@@ -46,8 +46,9 @@ METRIC_COUNTS = {
     "pct_repetition": ("n_repetition", "n_answered"),
     "pct_surface_ok": ("n_surface_ok", "n_answers"),
 }
-# Metrics that need a language verdict, which the unreliable languages do not get.
-LANGUAGE_DEPENDENT = frozenset({"pct_correct_language", "pct_surface_ok"})
+# Metrics that need a language verdict, which the unreliable languages do not get, in METRICS' order.
+LANGUAGE_METRICS = ("pct_correct_language", "pct_surface_ok")
+LANGUAGE_DEPENDENT = frozenset(LANGUAGE_METRICS)
 PROVIDER_ERRORS_ONLY = "provider errors only"
 NOT_IDENTIFIED = "language not identified"
 

@@ -1,6 +1,5 @@
 """The benchmarks' results that docs/performance.md shows (`python -m analysis docs`): `surface.json`
-(`make bench-surface`, scripts/bench_surface.py) and `tokenizer.json` (`make check-tokenizer`,
-scripts/check_tokenizer.py), in bench/results/."""
+(`make bench-surface`, scripts/bench_surface.py), in bench/results/."""
 
 import json
 from pathlib import Path
@@ -8,7 +7,6 @@ from pathlib import Path
 from ..core import paths
 
 SURFACE = "surface.json"
-TOKENIZER = "tokenizer.json"
 
 
 def read(folder: Path | str = paths.BENCH_RESULTS, name: str = SURFACE) -> dict | None:

@@ -108,9 +108,3 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
     return (pl.DataFrame(rows, schema={c: pl.String for c in (*COLUMNS, "file")})
             .with_columns(decimals=pl.col("decimals").cast(pl.Int32),
                           value=pl.col("printed").map_elements(printed_number, return_dtype=pl.Float64)))
-
-
-def paper_values(claims: pl.DataFrame, paper: str, item: str) -> pl.DataFrame:
-    """The claims of one paper item (e.g. `Table 13`): row, column, printed text and value, expect, reason."""
-    return (claims.filter((pl.col("paper") == paper) & (pl.col("item") == item))
-            .select("claim_id", "row", "column", "printed", "value", "decimals", "expect", "reason"))

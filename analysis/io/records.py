@@ -268,7 +268,7 @@ def is_whole_number(text: str) -> bool:
 # ------------------------------------------------------------------------------------------ writing
 
 # A cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV Injection").
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = re.compile(r"^[=+\-@\t\r]")
 # ... unless it is a plain number (a negative one, an exponent, a percentage), which stays as it is.
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?%?")
 
@@ -282,7 +282,7 @@ def spreadsheet_safe(frame: pl.DataFrame) -> pl.DataFrame:
     if not text_columns:
         return frame
     return frame.with_columns(
-        pl.when(pl.col(name).cast(pl.String).str.contains(r"^[=+\-@\t\r]")
+        pl.when(pl.col(name).cast(pl.String).str.contains(_FORMULA_START.pattern)
                 & ~pl.col(name).cast(pl.String).str.contains(rf"^{_PLAIN_NUMBER.pattern}$"))
         .then(pl.lit("'") + pl.col(name).cast(pl.String))
         .otherwise(pl.col(name).cast(pl.String))

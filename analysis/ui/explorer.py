@@ -25,6 +25,7 @@ import polars as pl
 
 from .. import store
 from ..analyses import dimensions
+from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
 from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..stats import intervals
 from ..viz import export, heatmap, theme
@@ -42,9 +43,6 @@ SURFACE_SELECT = {
     "provider_error_code": "s.provider_error_code",
 }
 SURFACE_TYPES = {"provider_error_code": "VARCHAR"}
-# Heatmap cells that show no value: the reports' statuses (`theme.STATUS_STYLES`).
-NOT_IDENTIFIED = "language not identified"
-PROVIDER_ERRORS_ONLY = "provider errors only"
 # Questions listed at once under the search box.
 QUESTIONS_LISTED = 50
 # What the notebook shows where the widgets cannot draw; the live explorer's first child hides it.
@@ -164,8 +162,9 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     every = answers.filter(~pl.col("is_human")).group_by(keys).agg(
         unreliable=pl.col("language").first().is_in(sorted(UNRELIABLE_LANGUAGES)),
         errors_only=pl.col("provider_error").fill_null(False).all())
-    status = (pl.when(pl.col("unreliable") & metric.needs_language).then(pl.lit(NOT_IDENTIFIED))
-              .when(pl.col("errors_only") & metric.needs_surface).then(pl.lit(PROVIDER_ERRORS_ONLY)))
+    # As the reports' cells (`analyses.surface.metric_cells`): no answer to judge comes first.
+    status = (pl.when(pl.col("errors_only") & metric.needs_surface).then(pl.lit(PROVIDER_ERRORS_ONLY))
+              .when(pl.col("unreliable") & metric.needs_language).then(pl.lit(NOT_IDENTIFIED)))
     shown = pl.col("status").is_null()
     return (every.join(cells, on=keys, how="left").with_columns(status=status)
             .select(*keys, *(pl.when(shown).then(pl.col(c)).alias(c) for c in ("value", "ci_low", "ci_high")),

@@ -91,10 +91,6 @@ _TESTS = {"n_a": "Answers: {group_a}", "n_b": "Answers: {group_b}", "mean_a": "M
           "mean_b": "Mean x 100: {group_b}", "difference": "Difference (points)", "ks_d": "KS D"}
 _TEST_DECIMALS = {"mean_a": 1, "mean_b": 1, "difference": 1, "ks_d": 3}
 _VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPES})
-_CLMM = dict(decimals={"estimate": 3, "std_error": 3, "z": 2, "odds_ratio": 2, "odds_ratio_ci_low": 2,
-                       "odds_ratio_ci_high": 2, "logistic_pct": 1, "logistic_reversed_pct": 1},
-             labels={"odds_ratio_ci_low": "OR 95% CI low", "odds_ratio_ci_high": "OR 95% CI high",
-                     "logistic_pct": "logistic(b) %", "logistic_reversed_pct": "logistic(-b) %"})
 _CLAIM_STATUS = {"claims": "Claims", "exact": "Exact", "within rounding": "Within rounding", "differs": "Differs",
                  "not in the release": "Not in the release", "failing": "Failing", "paper": "Paper", "item": "Item"}
 _RATED = Spec(
