@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses import answer_verdicts, human_evaluation, language_id_all, nativqa, scores, surface, topics
+from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surface, topics
 from ..analyses.dimensions import Orders
 from ..core import vocabulary
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
@@ -65,20 +65,6 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
         title += ", all 23 languages (beyond the paper; ‡ identified by the new engine)"
     return model_language_heatmap(cells, metric, orders, title=title, value_title=surface.METRICS[metric],
                                   better=surface.BETTER[metric])
-
-
-def save_surface_heatmaps(rates: pl.DataFrame, orders: Orders, identification: str, output_dir,
-                          metrics: tuple[str, ...] = tuple(surface.METRICS)) -> dict[str, alt.Chart]:
-    """Notebooks 03 and 10: the heatmap of each surface metric of `metrics`, written with its cells under
-    the file name of `identification` (`language_id_all.output_name`); the charts by metric."""
-    from . import export
-
-    charts = {}
-    for metric in metrics:
-        cells = surface.metric_cells(rates, metric)
-        charts[metric] = surface_heatmap(cells, metric, orders, identification)
-        export.save_figure(charts[metric], cells, output_dir, language_id_all.output_name(f"heatmap_{metric}", identification))
-    return charts
 
 
 def provider_error_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
