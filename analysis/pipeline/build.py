@@ -41,7 +41,9 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
         yield
         stage_seconds[name] = round(time.monotonic() - begun, 2)
 
-    with store.create(db_path) as con:
+    # The surface stage's workers are forked first, while the process holds little memory and no
+    # database (see `surface.verdict_workers`).
+    with surface.verdict_workers() as surface_workers, store.create(db_path) as con:
         if verify:
             with stage("checksums"):
                 release.verify(source)
@@ -54,7 +56,7 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
         with stage("imports"):
             replayed = imports.replay(con, imports_folder)
         with stage("surface"):
-            surface.write_tables(con)
+            surface.write_tables(con, workers=surface_workers)
         with stage("language_id_all"):
             language_verdicts.write_tables(con)
         with stage("nativqa"):
