@@ -372,8 +372,9 @@ def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems, pro
                   in_id_order: bool = False) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(questions, answers) of each dataset file in turn, so that a large release is never in memory whole.
 
-    The files come in the order of their names, or with `in_id_order` in the order of the database's
-    question ids: by language, culturally specific before agnostic. Questions carry `name_index` (the
+    The files come in the order of their names (the order of language_id_all's training texts), or with
+    `in_id_order` in the order of the database's question ids: by language, culturally specific before
+    agnostic (the database build stores each file as it comes). Questions carry `name_index` (the
     number of their name) for ordering; answers carry the name and language of their question. Keys and
     cross-file rules are the database build's job.
     """
