@@ -49,6 +49,20 @@ def test_every_answer_and_rating_points_at_a_question(con):
     assert con.execute("SELECT count(*) FROM ratings r ANTI JOIN questions q USING (question_id)").fetchone()[0] == 0
 
 
+def test_keys_follow_the_documented_order(con):
+    # The build numbers each dataset file on its own, taking the files in this order
+    # (pipeline/release.py): the ids must come out as if the whole release had been sorted at once.
+    name_index = "coalesce(try_cast(regexp_extract(name, ':([0-9]+)$', 1) AS BIGINT), -1)"
+    assert con.execute(f"""
+        SELECT count(*) FROM (SELECT question_id,
+            row_number() OVER (ORDER BY language, question_type DESC, {name_index}, name) AS expected FROM questions)
+        WHERE question_id <> expected""").fetchone()[0] == 0
+    assert con.execute("""
+        SELECT count(*) FROM (SELECT answer_id,
+            row_number() OVER (ORDER BY question_id, is_human DESC, model NULLS LAST, name) AS expected FROM answers)
+        WHERE answer_id <> expected""").fetchone()[0] == 0
+
+
 def test_notebooks_can_only_read(database):
     with store.connect(database) as con, pytest.raises(duckdb.Error):
         con.execute("CREATE TABLE scratch (x INTEGER)")

@@ -112,37 +112,42 @@ class LangidBatch:
                              state_weights=self.state_weights, prior=self.prior)
         self.n_states = len(self.next_state) >> 8
 
+    # Texts walked at once: the (text x state) count matrix of a walk takes WIDTH x 8 bytes per state
+    # of the automaton (9,118 in langid's model).
+    WIDTH = 2048
+
     def classify(self, texts: list[str]) -> list[tuple[str, float]]:
         """langid's (language, score) for every text, in order."""
+        encoded = [t.encode("utf-8") for t in texts]
+        # Longest first, so that each slice walked at once holds texts of similar length (the walk takes
+        # as many steps as the slice's longest text).
+        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+        result: list[tuple[str, float]] = [("", 0.0)] * len(encoded)
+        for start in range(0, len(order), self.WIDTH):
+            part = order[start:start + self.WIDTH]
+            for index, verdict in zip(part, self._classify_longest_first([encoded[i] for i in part])):
+                result[index] = verdict
+        return result
+
+    def _classify_longest_first(self, encoded: list[bytes]) -> list[tuple[str, float]]:
         from scipy import sparse
 
-        if not texts:
-            return []
-        encoded = [t.encode("utf-8") for t in texts]
-        lengths = np.array([len(b) for b in encoded], dtype=np.int64)
-        order = np.argsort(-lengths, kind="stable")
-        sorted_lengths = lengths[order]
+        sorted_lengths = np.array([len(b) for b in encoded], dtype=np.int64)
         width, max_len = len(encoded), int(sorted_lengths[0])
-        # Texts sorted longest first, so the texts still being walked at a byte position are a prefix
-        # of that order. Bytes and visited states are stored position by position in one flat array,
-        # `active[p]` entries for position p, starting at `block_start[p]`.
+        # The texts still being walked at a byte position are a prefix of the list. Bytes, and the
+        # (text, state) key of each state entered, are stored text by text in flat arrays: the counting
+        # below then stays within one text's row at a time.
         active = np.searchsorted(-sorted_lengths, -np.arange(max_len), side="left")
-        block_start = np.concatenate(([0], np.cumsum(active)))
-        flat_bytes = np.frombuffer(b"".join(encoded[i] for i in order), dtype=np.uint8)
+        flat_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         text_start = np.concatenate(([0], np.cumsum(sorted_lengths)[:-1]))
-        column = np.repeat(np.arange(width), sorted_lengths)
-        position = np.arange(len(flat_bytes)) - np.repeat(text_start, sorted_lengths)
-        by_position = np.empty_like(flat_bytes)
-        by_position[block_start[position] + column] = flat_bytes
-        visited = np.empty(len(flat_bytes), dtype=np.int64)
+        row_key = np.arange(width, dtype=np.int64) * self.n_states
+        keys = np.empty(len(flat_bytes), dtype=np.int64)
         state = np.zeros(width, dtype=np.int64)
         for p in range(max_len):
-            n, start = active[p], block_start[p]
-            current = self.next_state[(state[:n] << 8) + by_position[start:start + n]]
-            state[:n] = current
-            visited[start:start + n] = current
-        keys = np.repeat(np.arange(max_len), active)  # reused below as the column of each entry
-        keys = (np.arange(len(visited)) - block_start[keys]) * self.n_states + visited
+            n = active[p]
+            at = text_start[:n] + p
+            state[:n] = self.next_state[(state[:n] << 8) + flat_bytes[at]]
+            keys[at] = row_key[:n] + state[:n]
         counts = np.bincount(keys, minlength=width * self.n_states)
         # Sparse (text x state) counts straight from the flat array: most states are never entered.
         entered = np.flatnonzero(counts)
@@ -152,10 +157,7 @@ class LangidBatch:
             shape=(width, self.n_states))
         scores = state_counts @ self.state_weights + self.prior
         best = scores.argmax(axis=1)
-        result: list[tuple[str, float]] = [("", 0.0)] * width
-        for column, index in enumerate(order):
-            result[index] = (self.classes[best[column]], float(scores[column, best[column]]))
-        return result
+        return [(self.classes[b], float(scores[row, b])) for row, b in enumerate(best)]
 
 
 def _langid_classifier(engine: str):

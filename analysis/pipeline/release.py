@@ -1,8 +1,8 @@
 """The release's tables (languages, categories, models, questions, answers, ratings, source files),
 loaded from a release folder into the database being built (docs/methods.md, section 01).
 
-The files are read and validated one dataset file at a time (`io.ingest`); keys are numbered in SQL,
-so that the same release always gives the same ids.
+The files are read and validated one dataset file at a time (`io.ingest`) and stored as they come, in
+the order of the keys; keys are numbered in SQL, so that the same release always gives the same ids.
 """
 
 from pathlib import Path
@@ -16,31 +16,35 @@ from ..schema import TABLE_BY_NAME
 from ..store import insert
 
 # Question ids follow language, type (specific first) and the number in the upstream name; answer ids
-# follow their question, human reference answers first, then models by key.
+# follow their question, human reference answers first, then models by key. A dataset file holds one
+# language and question type, and `ingest.read_datasets(in_id_order=True)` gives the files in that
+# order, so each file's questions and answers are numbered, and its answers stored, on their own, after
+# those of the files before: no step sorts or joins the whole release, and the answers' texts are
+# written once. `file_questions` and `file_answers` are the file's frames, which DuckDB scans from the
+# caller's variables: a registered view would keep every file's data alive until the transaction commits.
+FILE_QUESTIONS_SQL = """
+SELECT $first_id - 1 + row_number() OVER (ORDER BY name_index, name) AS question_id, *
+FROM file_questions
+"""
+FILE_ANSWERS_SQL = """
+INSERT INTO answers
+SELECT $first_id - 1 + row_number() OVER (ORDER BY q.question_id, a.is_human DESC, a.model NULLS LAST, a.name) AS answer_id,
+       q.question_id, a.name, a.model, a.model_version, a.is_human, a.is_dot_points, a.language,
+       a.text, a.text_en, strlen(a.text)
+FROM file_answers a
+JOIN raw_questions q ON q.question_id >= $first_question_id AND q.name = a.question_name
+ORDER BY answer_id
+"""
 QUESTIONS_SQL = """
 INSERT INTO questions
-SELECT row_number() OVER (ORDER BY r.language, r.question_type DESC, r.name_index, r.name) AS question_id,
-       r.name, r.language, r.question_type, 'human', r.source, r.collector,
+SELECT r.question_id, r.name, r.language, r.question_type, 'human', r.source, r.collector,
        CASE WHEN r.question_type = 'agnostic' THEN english.category ELSE r.category END,
        r.text, coalesce(r.text_en, CASE WHEN r.language = 'English' THEN r.text END), strlen(r.text),
        FALSE, r.upstream_human_evaluated, r.url
 FROM raw_questions r
 LEFT JOIN (SELECT name, category FROM raw_questions WHERE question_type = 'agnostic' AND language = 'English') english
        ON r.question_type = 'agnostic' AND english.name = r.name
-"""
-# The window runs over the keys alone: sorting whole answers, texts and all, would hold them in memory.
-ANSWERS_SQL = """
-INSERT INTO answers
-SELECT k.answer_id, k.question_id, a.name, a.model, a.model_version, a.is_human, a.is_dot_points, a.language,
-       a.text, a.text_en, strlen(a.text)
-FROM (
-    SELECT r.rowid AS raw_row, q.question_id,
-           row_number() OVER (ORDER BY q.question_id, r.is_human DESC, r.model NULLS LAST, r.name) AS answer_id
-    FROM raw_answers r
-    JOIN questions q ON q.name = r.question_name AND q.language = r.question_language
-) k
-JOIN raw_answers a ON a.rowid = k.raw_row
-ORDER BY k.answer_id
+ORDER BY r.question_id
 """
 MODEL_VERSIONS_SQL = """
 SELECT model, string_agg(DISTINCT model_version, ', ' ORDER BY model_version) AS version
@@ -54,8 +58,15 @@ SELECT name, language, list(DISTINCT dataset_file ORDER BY dataset_file) FROM ra
 GROUP BY name, language HAVING count(*) > 1 ORDER BY language, name
 """
 DUPLICATE_ANSWERS_SQL = """
-SELECT name, list(DISTINCT dataset_file ORDER BY dataset_file) FROM raw_answers
+SELECT name, list(DISTINCT dataset_file ORDER BY dataset_file) FROM answer_files
 GROUP BY name HAVING count(*) > 1 ORDER BY name
+"""
+# Whether an answer name of the file just read is already taken: its answers are then not stored (the
+# answers' UNIQUE constraint would stop the build with DuckDB's message), and `_check_identities` names
+# every such answer once all files are read.
+FILE_HAS_DUPLICATE_ANSWERS_SQL = """
+SELECT EXISTS (SELECT name FROM answer_files WHERE name IN (SELECT name FROM file_answers)
+               GROUP BY name HAVING count(*) > 1)
 """
 
 
@@ -79,18 +90,35 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
     """
     problems = Problems()
     languages, categories = ingest.read_metadata(source, problems)
+    # One transaction: committed file by file, the answers would go through the write-ahead log and
+    # the checkpoints it triggers, written two or three times instead of once.
+    con.execute("BEGIN TRANSACTION")
     insert(con, TABLE_BY_NAME["languages"], languages)
     insert(con, TABLE_BY_NAME["categories"], categories)
+    con.execute(TABLE_BY_NAME["answers"].ddl())
+    con.execute("CREATE TEMP TABLE answer_files (name VARCHAR, dataset_file VARCHAR)")
+    n_questions = n_answers = 0
     first = True
-    for questions, answers in ingest.read_datasets(source, languages, problems, progress):
-        for name, frame in (("raw_questions", questions), ("raw_answers", answers)):
-            con.register("incoming", frame.to_arrow())
-            con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM incoming" if first
-                        else f"INSERT INTO {name} SELECT * FROM incoming")
-            con.unregister("incoming")
+    duplicate_answers = False
+    for questions, answers in ingest.read_datasets(source, languages, problems, progress, in_id_order=True):
+        if problems.items:
+            continue  # nothing more is stored, but every file is still read for its problems
+        file_questions, file_answers = questions.to_arrow(), answers.to_arrow()  # noqa: F841 (scanned by the SQL)
+        con.execute(("CREATE TEMP TABLE raw_questions AS " if first else "INSERT INTO raw_questions ")
+                    + FILE_QUESTIONS_SQL, {"first_id": n_questions + 1})
+        con.execute("INSERT INTO answer_files SELECT name, dataset_file FROM file_answers")
+        # (a question twice in one file would also give each of its answers twice)
+        duplicate_answers = (duplicate_answers or questions["name"].is_duplicated().any()
+                             or con.execute(FILE_HAS_DUPLICATE_ANSWERS_SQL).fetchone()[0])
+        if not duplicate_answers:
+            n_answers += con.execute(FILE_ANSWERS_SQL, {"first_id": n_answers + 1,
+                                                        "first_question_id": n_questions + 1}).fetchone()[0]
+        n_questions += questions.height
         first = False
+        del questions, answers, file_questions, file_answers  # not kept while the next file is read
     problems.raise_if_any()
     _check_identities(con, source / "datasets", problems)
+    con.execute("DROP TABLE answer_files")
     con.execute(TABLE_BY_NAME["questions"].ddl())
     con.execute(QUESTIONS_SQL)
     for name, language, category in con.execute(
@@ -99,9 +127,7 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
         problems.add(source / "datasets", f"question {name} ({language})", "question.category",
                      f"unknown category {category!r}: not in categories-metadata.csv")
     problems.raise_if_any()
-    con.execute(TABLE_BY_NAME["answers"].ddl())
-    con.execute(ANSWERS_SQL)
-    con.execute("DROP TABLE raw_questions; DROP TABLE raw_answers")
+    con.execute("DROP TABLE raw_questions")
     versions = con.sql(MODEL_VERSIONS_SQL).pl()
     insert(con, TABLE_BY_NAME["models"],
            ingest.model_table().join(versions, on="model", how="inner", maintain_order="left"))
@@ -114,3 +140,4 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
     insert(con, TABLE_BY_NAME["ratings"], ratings)
     con.execute("UPDATE questions SET human_evaluated = question_id IN (SELECT question_id FROM ratings)")
     insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))
+    con.execute("COMMIT")

@@ -12,8 +12,10 @@ Gemini's API returned, which the release stores as the answer's text), repeats i
 provider error has no language or repetition verdict: it is neither "wrong language" nor clean.
 """
 
+import collections
 import contextlib
 import multiprocessing
+from collections.abc import Iterable
 
 import duckdb
 import numpy as np
@@ -64,11 +66,13 @@ def max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM) -> int:
     return int(np.unique(windows, axis=0, return_counts=True)[1].max())
 
 
-def _checked_max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM) -> int:
-    """`max_ngram_count` via the window hashes: the largest group of equal hashes, checked window by
-    window; only when a collision made it impure does it fall back to comparing whole windows."""
+def _checked_max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM, hashes: np.ndarray | None = None) -> int:
+    """`max_ngram_count` via the window hashes (`_window_hashes`, computed unless given): the largest
+    group of equal hashes, checked window by window; only when a collision made it impure does it fall
+    back to comparing whole windows."""
     tokens = np.asarray(tokens, dtype=np.uint64)
-    hashes = _window_hashes(tokens, n)
+    if hashes is None:
+        hashes = _window_hashes(tokens, n)
     values, counts = np.unique(hashes, return_counts=True)
     members = np.flatnonzero(hashes == values[counts.argmax()])
     windows = tokens[members[:, None] + np.arange(n)]
@@ -81,13 +85,21 @@ def _checked_max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM) -> i
 # windows collide with probability at most 2**-47 (token ids are below 2**17).
 _HASH_MULTIPLIERS = np.random.default_rng(20).integers(0, 2**63, size=REPETITION_NGRAM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 _TEXT_BITS = 12
+# Elements handled at a time where several passes go over them: a block stays in the processor's cache.
+_CACHE_BLOCK = 1 << 14
 
 
 def _window_hashes(tokens: np.ndarray, n: int) -> np.ndarray:
     """The hash of every run of n consecutive tokens of a uint64 token array, by start position."""
-    hashes = np.zeros(len(tokens) - n + 1, dtype=np.uint64)
-    for k in range(n):
-        hashes += tokens[k:k + len(hashes)] * _HASH_MULTIPLIERS[k]
+    hashes = np.empty(len(tokens) - n + 1, dtype=np.uint64)
+    term = np.empty(min(_CACHE_BLOCK, len(hashes)), dtype=np.uint64)
+    for start in range(0, len(hashes), _CACHE_BLOCK):
+        end = min(start + _CACHE_BLOCK, len(hashes))
+        window_hashes, window_term = hashes[start:end], term[:end - start]
+        np.multiply(tokens[start:end], _HASH_MULTIPLIERS[0], out=window_hashes)
+        for k in range(1, n):
+            np.multiply(tokens[start + k:end + k], _HASH_MULTIPLIERS[k], out=window_term)
+            window_hashes += window_term
     return hashes
 
 
@@ -104,20 +116,25 @@ def max_ngram_counts(token_arrays: list[np.ndarray], n: int = REPETITION_NGRAM) 
     n_windows = np.maximum(lengths - n + 1, 0)
     if n_windows.sum() == 0:
         return counts
-    tokens = np.concatenate([np.asarray(t, dtype=np.uint64) for t in token_arrays])
+    tokens = np.concatenate(token_arrays).astype(np.uint64)
     hashes = _window_hashes(np.concatenate((tokens, np.zeros(n - 1, np.uint64))), n)
     # A window is a position whose n tokens all belong to the same text.
+    starts = np.cumsum(lengths) - lengths
     text_of = np.repeat(np.arange(len(token_arrays), dtype=np.uint64), lengths)
-    offset = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    offset = np.arange(lengths.sum()) - np.repeat(starts, lengths)
     is_window = offset < np.repeat(n_windows, lengths)
-    text_of, hashes = text_of[is_window], hashes[is_window]
-    keys = np.sort((text_of << np.uint64(64 - _TEXT_BITS)) | (hashes >> np.uint64(_TEXT_BITS)))
+    keys = (text_of[is_window] << np.uint64(64 - _TEXT_BITS)) | (hashes[is_window] >> np.uint64(_TEXT_BITS))
+    # Sorted a few texts at a time (equal keys are of one text), in blocks that stay in the cache.
+    ends = np.cumsum(n_windows)
+    cuts = ends[np.searchsorted(ends, np.arange(_CACHE_BLOCK, ends[-1], _CACHE_BLOCK))]
+    for start, end in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, ends[-1:]))):
+        keys[start:end].sort()
     run_starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     run_lengths = np.diff(np.append(run_starts, len(keys)))
     run_texts = (keys[run_starts] >> np.uint64(64 - _TEXT_BITS)).astype(np.int64)
     np.maximum.at(counts, run_texts, run_lengths)
     for i in np.flatnonzero(counts >= REPETITION_MIN_COUNT):
-        counts[i] = _checked_max_ngram_count(token_arrays[i], n)
+        counts[i] = _checked_max_ngram_count(token_arrays[i], n, hashes[starts[i]:starts[i] + n_windows[i]])
     return counts
 
 
@@ -174,12 +191,24 @@ def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, 
     return columns
 
 
-def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch",
-                     progress: bool = True, bar: tqdm | None = None) -> pl.DataFrame:
-    """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
-    its ISO code), as rows of `answer_surface`, sorted by answer_id."""
+@contextlib.contextmanager
+def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-batch"):
+    """Yields a function that maps `_chunk_verdicts` over chunks, giving results as they come: on a pool
+    of `processes` forked workers, started once (they inherit the loaded models instead of loading
+    them again).
+
+    A worker keeps its own copy of every page of the parent's memory that the parent changes after
+    the fork, so the less the parent holds when this starts, the less memory the workers take."""
     global _identifier, _tokenizer
     _identifier, _tokenizer = Identifier(langid_engine), repetition_tokenizer()
+    if processes > 1:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            yield lambda chunks: pool.imap_unordered(_chunk_verdicts, chunks)
+    else:
+        yield lambda chunks: map(_chunk_verdicts, chunks)
+
+
+def _chunks(answers: pl.DataFrame, processes: int) -> list[tuple[list[int], list[str], list[str]]]:
     rows = answers.select("answer_id", "text", "language").with_columns(
         pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes"))
     # Longest texts first and in length order, so that chunks hold texts of similar length (langid's
@@ -187,28 +216,33 @@ def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_e
     rows = rows.sort("n_bytes", "answer_id", descending=[True, False])
     n_chunks = max(processes * 4, -(-rows.height // 2**_TEXT_BITS))
     bounds = np.linspace(0, rows.height, n_chunks + 1).astype(int)
-    chunks = [(rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
-              for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    parts = []
-    with contextlib.nullcontext(bar) if bar is not None else tqdm(
-            total=rows.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar:
-        if processes > 1 and len(chunks) > 1:
-            # fork: the workers inherit the loaded models instead of loading them again.
-            with multiprocessing.get_context("fork").Pool(processes) as pool:
-                for part in pool.imap_unordered(_chunk_verdicts, chunks):
-                    parts.append(part)
-                    bar.update(len(part["answer_id"]))
-        else:
-            for chunk in chunks:
-                parts.append(_chunk_verdicts(chunk))
-                bar.update(len(chunk[0]))
-    columns = {name: [v for part in parts for v in part[name]] for name in parts[0]} if parts else {}
+    return [(rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
+            for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm) -> pl.DataFrame:
+    """The rows of `answer_surface` for `answers` from the verdicts of their chunks."""
+    collected = []
+    for part in parts:
+        collected.append(part)
+        bar.update(len(part["answer_id"]))
+    columns = {name: [v for part in collected for v in part[name]] for name in collected[0]} if collected else {}
     verdicts = pl.DataFrame(columns, schema={
         "answer_id": pl.Int64, "empty": pl.Boolean, "provider_error_code": pl.String, "language_engine": pl.String,
         "language_raw": pl.String, "detected_language": pl.String, "n_tokens": pl.Int32, "repeat_count": pl.Int32,
         "apology": pl.Boolean,
         "language_name_mention": pl.Boolean, "translation_mention": pl.Boolean, "emoji": pl.Boolean})
     return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"), _tokenizer.name)
+
+
+def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch",
+                     progress: bool = True) -> pl.DataFrame:
+    """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
+    its ISO code), as rows of `answer_surface`, sorted by answer_id."""
+    chunks = _chunks(answers, processes)
+    with verdict_workers(processes if len(chunks) > 1 else 1, langid_engine) as verdict_map, tqdm(
+            total=answers.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar:
+        return _verdicts(answers, verdict_map(chunks), bar)
 
 
 def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
@@ -270,17 +304,26 @@ def question_language_ids(con: duckdb.DuckDBPyConnection, langid_engine: str = "
         .select(QUESTION_LANGUAGE_ID.column_names()))
 
 
-def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES) -> dict[str, int]:
+def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, workers=None) -> dict[str, int]:
     """Create and fill `answer_surface` and `question_language_id` from the open read-write connection,
-    replacing them if they are there (every verdict is recomputed)."""
+    replacing them if they are there (every verdict is recomputed). `workers`: a `verdict_workers()`
+    started earlier, else a pool of `processes` is started here."""
     for table in TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table.name}")
     con.execute(ANSWER_SURFACE.ddl())
     answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
-    with tqdm(total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar:
+    # One pool for all batches, and each batch's chunks queued before the previous batch's verdicts are
+    # collected and stored, so that the workers do not wait for the database between batches.
+    pending: collections.deque = collections.deque()
+    with contextlib.nullcontext(workers) if workers else verdict_workers(processes) as verdict_map, tqdm(
+            total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar:
         for start in range(0, len(answer_ids), BATCH_SIZE):
-            verdicts = answer_verdicts(con, answer_ids[start:start + BATCH_SIZE], processes=processes, bar=bar)
-            append(con, ANSWER_SURFACE, verdicts)
+            answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start:start + BATCH_SIZE]}).pl()
+            pending.append((answers, verdict_map(_chunks(answers, processes))))
+            if len(pending) > 1:
+                append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
+        while pending:
+            append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
     insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con))
     return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in TABLES}
 
