@@ -33,6 +33,7 @@ HUMAN_RELEASE_NAMES = {"Human": False, "Human (dot points)": True}  # name -> is
 QUESTION_TYPE_BY_CODE = {5: "specific", 6: "agnostic"}
 QUESTION_TYPE_BY_RATINGS_CODE = {"cult": "specific", "non-cult": "agnostic"}
 QUESTION_TYPES = ("specific", "agnostic")
+QUESTION_TYPE_LABELS = {"specific": "culturally specific", "agnostic": "culturally agnostic"}
 
 # The annotation tool wrote `fi` for Fijian (ISO 639-1 `fj`); every other code is the language's ISO code.
 RATINGS_LANGUAGE_CODE_OVERRIDES = {"fi": "Fijian"}

@@ -29,7 +29,6 @@ from .theme import (BOX_LABEL, BOX_LABEL_PRINT_SCALE, CONFIG, PERCENT_DOMAIN, PR
 if TYPE_CHECKING:
     import altair as alt
 
-QUESTION_TYPE_TITLES = {"specific": "culturally specific", "agnostic": "culturally agnostic"}
 # The axis title of languages split by the line between the resource levels.
 LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource languages"
 
@@ -341,7 +340,7 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
     present = counts["language"].unique(maintain_order=True).to_list()
     chart = _panels_by_resource_level(panel, "language", present, orders, independent_x=True).properties(
         title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
-              f"{QUESTION_TYPE_TITLES[question_type]} questions (paper Figure {figure})")
+              f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions (paper Figure {figure})")
     longest_model = max((len(m) for m in models), default=1)
     return print_layout(chart, "page", _print_scale_for_panels(len(present), VERDICT_PANEL_WIDTH, longest_model))
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..analyses.dimensions import MODEL_DISPLAY_NAMES
+from ..core.vocabulary import QUESTION_TYPE_LABELS
 
 MISSING = "–"
 # The reports' font (the figures' too: theme.py), before the browser's own.
@@ -74,7 +75,6 @@ LABELS = {
     "excerpt": "Excerpt", "note": "Note", "reason": "Reason",
 }
 RESOURCE_LEVELS = {"high": "high", "low": "low", "medium": "medium", "extremely_low": "extremely low"}
-QUESTION_TYPES = {"specific": "culturally specific", "agnostic": "culturally agnostic"}
 NATIVQA_METRICS = {"bertscore_f1": "BERTScore F1", "bleu": "BLEU", "rouge1": "ROUGE-1",
                    "gpt4o_judge_1to10": "GPT-4o judge (1-10)"}
 ENGINES = {"paper": "paper's pipeline", "all23": "new engine (all 23)", "py3langid": "py3langid",
@@ -90,7 +90,7 @@ _BESIDE_PAPER = Spec(
 _TESTS = {"n_a": "Answers: {group_a}", "n_b": "Answers: {group_b}", "mean_a": "Mean x 100: {group_a}",
           "mean_b": "Mean x 100: {group_b}", "difference": "Difference (points)", "ks_d": "KS D"}
 _TEST_DECIMALS = {"mean_a": 1, "mean_b": 1, "difference": 1, "ks_d": 3}
-_VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPES})
+_VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPE_LABELS})
 _CLAIM_STATUS = {"claims": "Claims", "exact": "Exact", "within rounding": "Within rounding", "differs": "Differs",
                  "not in the release": "Not in the release", "failing": "Failing", "paper": "Paper", "item": "Item"}
 _RATED = Spec(
@@ -157,13 +157,13 @@ SPECS: dict[str, Spec] = {
                 "pct_repetition": "% with repetitions", "pct_surface_ok": "% without surface issues",
                 "pct_provider_errors": "% provider errors"},
         decimals={"pct_correct_language": 1, "pct_repetition": 1, "pct_surface_ok": 1, "pct_provider_errors": 1},
-        rows_by="model", values={"question_type": QUESTION_TYPES}),
+        rows_by="model", values={"question_type": QUESTION_TYPE_LABELS}),
     "table2_footnote_provider_errors": Spec(
         "Table 2 footnote: provider errors per model and question type, over the 19 languages Table 2 aggregates",
         labels={"n_provider_errors": "Provider errors", "n_other": "OTHER", "n_safety": "SAFETY",
                 "n_recitation": "RECITATION", "n_empty": "Empty", "pct_provider_errors": "% provider errors"},
         decimals={"pct_provider_errors": 1, "ci_low": 1, "ci_high": 1},
-        rows_by="model", values={"question_type": QUESTION_TYPES}),
+        rows_by="model", values={"question_type": QUESTION_TYPE_LABELS}),
     "beside_paper": _BESIDE_PAPER,
     "table13_identification_accuracy": Spec(
         "Table 13: culturally specific questions identified as their own language (%), with 95% Wilson intervals",
@@ -204,14 +204,14 @@ SPECS: dict[str, Spec] = {
         labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100",
                 "metrics_coverage": "Metrics coverage"},
         decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
-        rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPES}),
+        rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS}),
     "scores_by_model": Spec(
         "Scores x 100 per model and question type, the answers of all languages pooled (blank: the score "
         "needs imported metrics)",
         labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100",
                 "metrics_coverage": "Metrics coverage"},
         decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
-        rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPES}),
+        rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS}),
     # 05 human evaluation
     "table25_language_correct_counts": Spec(
         "Table 25: is the answer in the question's language? Annotators' verdicts per language, question type "
