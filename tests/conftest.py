@@ -16,6 +16,7 @@ from analysis import store
 from analysis.core import paths
 from analysis.pipeline.build import build
 from analysis.reporting import index, run
+from tiny_release import write_release
 
 # Fixtures that need the release snapshot (every fixture built on them needs it too).
 SNAPSHOT_FIXTURES = {"release_folder"}
@@ -81,6 +82,15 @@ def database(release_folder, language_id_model, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("db") / "calmqa.duckdb"
     build(release_folder, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_database(tmp_path_factory, language_id_model) -> Path:
+    """A database built from the tiny release (tests/tiny_release.py); tests copy it before changing it."""
+    folder = write_release(tmp_path_factory.mktemp("tiny") / "release", gzip_files=False)
+    db = folder.parent / "calmqa.duckdb"
+    build(folder, db, verify=False, progress=False)
+    return db
 
 
 @pytest.fixture

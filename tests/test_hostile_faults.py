@@ -63,14 +63,6 @@ def cli_run(argv, capsys) -> tuple[int, str, str]:
     return status, captured.out, captured.err
 
 
-@pytest.fixture(scope="module")
-def tiny_database(tmp_path_factory, language_id_model) -> Path:
-    folder = write_release(tmp_path_factory.mktemp("tiny") / "release", gzip_files=False)
-    db = folder.parent / "calmqa.duckdb"
-    build(folder, db, verify=False, progress=False)
-    return db
-
-
 @pytest.fixture
 def db(tmp_path, tiny_database) -> Path:
     (tmp_path / "db").mkdir()

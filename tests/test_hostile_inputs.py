@@ -24,7 +24,6 @@ import pytest
 from analysis import cli, store
 from analysis.core import paths
 from analysis.io import release as release_files
-from analysis.pipeline.build import build
 from analysis.viz import export
 from tiny_release import rating_row, write_ratings, write_release
 
@@ -56,15 +55,6 @@ def digest(path: Path) -> str:
 def rows(db: Path, sql: str) -> list[tuple]:
     with store.connect(db) as con:
         return con.execute(sql).fetchall()
-
-
-@pytest.fixture(scope="module")
-def tiny_database(tmp_path_factory, language_id_model) -> Path:
-    """A database built from the tiny release (tests/tiny_release.py)."""
-    folder = write_release(tmp_path_factory.mktemp("tiny") / "release", gzip_files=False)
-    db = folder.parent / "calmqa.duckdb"
-    build(folder, db, verify=False, progress=False)
-    return db
 
 
 @dataclass
