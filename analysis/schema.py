@@ -139,7 +139,8 @@ ANSWER_SURFACE = Table("answer_surface", "Surface-level verdicts for every model
     C("n_tokens", "INTEGER", "length of the text in tokens of `tokenizer` (paper Table 17)", "NOT NULL"),
     C("repeat_count", "INTEGER", "occurrences of the most frequent sequence of 20 consecutive tokens (0 below 20 tokens)", "NOT NULL"),
     C("repetition", "BOOLEAN", "some sequence of 20 consecutive tokens occurs 4 or more times (false for a provider error)", "NOT NULL"),
-    C("tokenizer", "VARCHAR", "tiktoken encoding of `n_tokens` and `repeat_count`: `o200k_base`, as the paper", "NOT NULL"),
+    C("tokenizer", "VARCHAR", "encoding of `n_tokens` and `repeat_count`: `o200k_base`, as the paper (quicktok's "
+                              "implementation, whose token ids are tiktoken's)", "NOT NULL"),
     C("surface_ok", "BOOLEAN", "no surface issue: no provider error, no repetition, `language_correct` (NULL when only the language verdict is unknown)"),
     C("apology", "BOOLEAN", "contains `sorry`, `apologize` or `understand` (case-insensitive substring)", "NOT NULL"),
     C("language_name_mention", "BOOLEAN", "contains the English name of the question's language as written (`Balochi`; case-sensitive substring)", "NOT NULL"),

@@ -35,6 +35,7 @@ from analysis.core.vocabulary import UNRELIABLE_LANGUAGES  # noqa: E402
 from analysis.io.records import write_csv_for_people  # noqa: E402
 from analysis.pipeline import surface  # noqa: E402
 from analysis.pipeline.language_id import CLD2_LANGUAGES, LANGID_ENGINES, normalise_code  # noqa: E402
+from analysis.pipeline.tokenizer import o200k_base  # noqa: E402
 
 
 def authors_language(text: str, language: str) -> str:
@@ -79,7 +80,7 @@ def run(db_path: Path, out_dir: Path) -> dict:
     models = con.sql("SELECT answer_id, model FROM answers WHERE NOT is_human").pl()
     answers = con.sql(surface.MODEL_ANSWERS_SQL, params={"answer_ids": models["answer_id"].to_list()}).pl()
     con.close()
-    encoding = surface.repetition_tokenizer()
+    encoding = o200k_base()  # tiktoken, as the authors tokenized
     tokenizer = encoding.name
     load_before = os.getloadavg()
 

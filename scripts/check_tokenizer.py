@@ -1,8 +1,8 @@
 """The o200k_base exactness check on every text of the release, and what the paper's encoding changes.
 
 1. Every answer and question of the database is encoded by tiktoken with the verified o200k_base ranks
-   (`analysis.pipeline.tokenizer.o200k_base`) and by quicktok's own C++ implementation; their token ids must be
-   identical for every text.
+   (`analysis.pipeline.tokenizer.o200k_base`) and by quicktok's own C++ implementation, which the surface
+   stage tokenizes with; their token ids must be identical for every text.
 2. The repetition verdicts of the model answers with o200k_base (the paper's encoding) are set against
    those with cl100k_base (what the suite used before o200k_base was available offline): how many
    change, and the share of answers with repetitions per model and question type under each.

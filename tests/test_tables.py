@@ -55,6 +55,14 @@ def test_labels_may_name_the_groups_compared():
     assert "&lt; 0.001" in table.html and "group_a" not in table.html
 
 
+def test_ks_d_is_shown_only_where_the_ks_test_ran():
+    frame = pl.DataFrame({"model": ["Aya 13B"], "n_a": [3], "n_b": [4], "group_a": ["human-collected"],
+                          "group_b": ["auto-collected"], "difference": [2.5], "ks_d": [None], "p_value": [0.5]},
+                         schema_overrides={"ks_d": pl.Float64})
+    assert "KS D" not in tables.show(frame, "table14_high_resource").html  # a 0/1 score: Fisher's exact test
+    assert "KS D" in tables.show(frame.with_columns(ks_d=pl.lit(0.25)), "table14_high_resource").html
+
+
 def test_an_empty_table_says_so():
     assert "none" in tables.show(pl.DataFrame({"language": []}, schema={"language": pl.String}), "left_out_groups").html
 

@@ -88,6 +88,12 @@ def describe_selection(question_type: str | None, collection: str | None) -> str
     return f"{kind}{source}questions"
 
 
+def no_matrix_note(group_by: str, min_questions: int, question_type: str | None, collection: str | None) -> str:
+    """Why there is no similarity matrix: no group has `min_questions` of the selected questions."""
+    return (f"No {group_by} group has {min_questions} or more {describe_selection(question_type, collection)}: "
+            "there is no matrix to draw.")
+
+
 def category_counts(con: duckdb.DuckDBPyConnection, group_by: str = "language", question_type: str | None = "specific",
                     collection: str | None = "human") -> Distributions:
     """Questions per group and category. `question_type` and `collection` filter the questions (None:

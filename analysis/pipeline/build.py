@@ -44,9 +44,9 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
 
     # The NativQA tables are read and validated first: a problem in them stops the build at once.
     nativqa_frames = nativqa_files.read_folder(nativqa_folder)
-    # The surface stage's workers are forked next, while the process holds little memory and no
-    # database (see `surface.verdict_workers`).
-    with surface.verdict_workers() as surface_workers, store.create(db_path) as con:
+    # The worker processes of the surface and language_id_all stages are forked next, while the process
+    # holds little memory and no database (see `surface.verdict_workers`).
+    with surface.verdict_workers() as workers, store.create(db_path) as con:
         if verify:
             with stage("checksums"):
                 release.verify(source)
@@ -59,9 +59,9 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
         with stage("imports"):
             replayed = imports.replay(con, imports_folder)
         with stage("surface"):
-            surface.write_tables(con, workers=surface_workers)
+            surface.write_tables(con, workers=workers)
         with stage("language_id_all"):
-            language_verdicts.write_tables(con)
+            language_verdicts.write_tables(con, workers=workers)
         with stage("nativqa"):
             nativqa.write_tables(con, nativqa_folder, nativqa_frames)
         with stage("checks"):

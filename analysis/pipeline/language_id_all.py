@@ -196,6 +196,14 @@ class Engine:
     def decide(self, texts: list[str], languages: list[str], pipeline: list[str | None]) -> pl.DataFrame:
         """The verdict for each text, given the language it should be in and the paper pipeline's verdict
         (None for a provider error, which gets no verdict). Columns: detected_language, engine, ngram_margin."""
+        detected, engine, margin = self.verdicts(texts, languages, pipeline)
+        return pl.DataFrame({"detected_language": detected, "engine": engine, "ngram_margin": margin},
+                            schema={"detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64})
+
+    def verdicts(self, texts: list[str], languages: list[str], pipeline: list[str | None]
+                 ) -> tuple[list[str | None], list[str | None], list[float | None]]:
+        """`decide`'s three columns as lists, without polars: the build runs this in forked worker
+        processes, where polars (whose thread pool does not survive a fork) must not run."""
         detected, engine = list(pipeline), [ENGINE_PAPER if p is not None else None for p in pipeline]
         margin: list[float | None] = [None] * len(texts)
         for target in self.targets:
@@ -206,8 +214,7 @@ class Engine:
                 verdicts = self._judge(target, [texts[i] for i in part], [pipeline[i] for i in part])
                 for i, (language, text_margin) in zip(part, verdicts):
                     detected[i], engine[i], margin[i] = language, ENGINE_NGRAM, text_margin
-        return pl.DataFrame({"detected_language": detected, "engine": engine, "ngram_margin": margin},
-                            schema={"detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64})
+        return detected, engine, margin
 
     def _judge(self, target: str, texts: list[str], pipeline: list[str]) -> list[tuple[str, float]]:
         """(detected language, margin) of texts expected in `target`, given the pipeline's verdicts."""

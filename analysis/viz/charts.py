@@ -22,9 +22,9 @@ from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surfa
 from ..analyses.dimensions import Orders
 from ..core import vocabulary
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
-from .heatmap import CHARACTER_WIDTH, heatmap
-from .theme import (BOX_LABEL, BOX_LABEL_PRINT_SCALE, CONFIG, PERCENT_DOMAIN, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS,
-                    SCHEMES, altair, print_layout)
+from .heatmap import heatmap
+from .theme import (BOX_LABEL, BOX_LABEL_PRINT_SCALE, CHARACTER_WIDTH, CONFIG, PERCENT_DOMAIN, PRINT_PADDING,
+                    PRINT_TEXT_SIZE, PRINT_WIDTHS, SCHEMES, altair, print_layout)
 
 if TYPE_CHECKING:
     import altair as alt

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .theme import (CELL_LABEL, DARK_END, DIMMED_OPACITY, DIVIDER_COLOUR, DIVIDER_WIDTH, HIGHLIGHT, MISSING_COLOUR,
-                    PICK, PRINT_CELL_LABEL_SIZE, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS, SCHEMES, STATUS_LABEL,
+from .theme import (CELL_LABEL, CHARACTER_WIDTH, DARK_END, DIMMED_OPACITY, DIVIDER_COLOUR, DIVIDER_WIDTH, HIGHLIGHT,
+                    MISSING_COLOUR, PICK, PRINT_CELL_LABEL_SIZE, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS, SCHEMES, STATUS_LABEL,
                     STATUS_STYLES, altair, better_title, print_layout)
 
 if TYPE_CHECKING:
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
 TOOLTIP_EXTRAS = ("n_answers", "n", "ci_low", "ci_high")
 # A screen cell, in pixels.
 CELL = 20
-# The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
-# a little generous): enough to estimate how wide a label prints.
-CHARACTER_WIDTH = 0.58
-
 
 def heatmap(
     table: pl.DataFrame,

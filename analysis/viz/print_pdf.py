@@ -25,15 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import files
-from .theme import PRINT_CONFIG, PRINT_META, PRINT_PADDING, PRINT_WIDTHS
+from .theme import CHARACTER_WIDTH, PRINT_CONFIG, PRINT_META, PRINT_PADDING, PRINT_WIDTHS
 
 if TYPE_CHECKING:
     import altair as alt
 
 # Keys of a Vega-Lite spec under which no view size is set.
 _NOT_VIEWS = frozenset({"config", "data", "datasets", "usermeta", "encoding", "transform", "params", "title"})
-# An average character of Noto Sans in ems, a little generous: how many characters fit a line.
-_CHARACTER_WIDTH = 0.56
 
 
 def print_spec(chart: alt.TopLevelMixin) -> dict:
@@ -82,7 +80,7 @@ def _wrapped_title(title, width: float):
     sizes = {"text": PRINT_CONFIG["title"]["fontSize"], "subtitle": PRINT_CONFIG["title"]["subtitleFontSize"]}
     for key, size in sizes.items():
         if key in params:
-            chars = max(int(width / (_CHARACTER_WIDTH * size)), 20)
+            chars = max(int(width / (CHARACTER_WIDTH * size)), 20)
             text = params[key]
             lines = [text] if isinstance(text, str) else list(text)
             params[key] = [wrapped for line in lines for wrapped in (textwrap.wrap(line, chars) or [""])]

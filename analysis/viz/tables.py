@@ -45,12 +45,15 @@ class Spec:
     """How one table is shown. `labels` may name a column's value of the first row as `{column}`
     (the groups compared in notebook 06); `decimals` fixes the decimals of a float column (default 2);
     `p_values` are shown as p values (3 decimals, `< 0.001` below it); `rows_by` groups the rows under
-    the values of a column; `spanners` put a label over some columns; `values` rename values."""
+    the values of a column; `spanners` put a label over some columns; `values` rename values;
+    `hide_when_empty` columns are left out when no row has a value (KS's D where the score is 0/1 and
+    Fisher's exact test compares the shares)."""
 
     caption: str
     labels: dict[str, str] = field(default_factory=dict)
     decimals: dict[str, int] = field(default_factory=dict)
     hide: tuple[str, ...] = ()
+    hide_when_empty: tuple[str, ...] = ()
     rows_by: str | None = None
     wide: Wide | None = None
     spanners: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -258,16 +261,17 @@ SPECS: dict[str, Spec] = {
     "tests_by_language": Spec(
         "{test} per language: {group_a} against {group_b}",
         labels={**_TESTS, "unreliable": "Unreliable"}, hide=("group_a", "group_b", "test"),
-        decimals=_TEST_DECIMALS, rows_by="resource_level",
+        hide_when_empty=("ks_d",), decimals=_TEST_DECIMALS, rows_by="resource_level",
         values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
     "table14_high_resource": Spec(
         "Table 14: each model's scores on {group_a} and {group_b} questions of the high-resource languages, "
         "with the {test}",
-        labels=_TESTS, hide=("group_a", "group_b", "resource_level", "test"), decimals=_TEST_DECIMALS),
+        labels=_TESTS, hide=("group_a", "group_b", "resource_level", "test"), hide_when_empty=("ks_d",),
+        decimals=_TEST_DECIMALS),
     "*_resource_comparison": Spec(
         "Each model's scores on {group_a} and {group_b}, languages of one resource level pooled, with the "
         "{test}", labels={**_TESTS, "resource_level": "Languages"}, hide=("group_a", "group_b", "test"),
-        decimals=_TEST_DECIMALS),
+        hide_when_empty=("ks_d",), decimals=_TEST_DECIMALS),
     # 07 NativQA
     "table1_dataset_sizes": Spec(
         "NativQA Table 1: seed queries, collected QA pairs and annotated pairs per split",
@@ -460,7 +464,8 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     if frame.height == 0:
         words = html.escape(title or "This table")
         return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {html.escape(spec.empty)}.</p>', 0)
-    data = _display_values(frame, spec).drop([c for c in spec.hide if c in frame.columns])
+    without_values = [c for c in spec.hide_when_empty if c in frame.columns and frame[c].null_count() == frame.height]
+    data = _display_values(frame, spec).drop([c for c in (*spec.hide, *without_values) if c in frame.columns])
     spanners, base = dict(spec.spanners), {}
     if spec.wide is not None:
         data, spanners, base = _spread(data, spec.wide)

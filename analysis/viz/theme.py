@@ -42,6 +42,9 @@ STATUS_STYLES = {
     "language not identified": {"colour": "#b0b0b0", "label": "n/i",
                                 "meaning": "the language cannot be identified reliably"},
 }
+# The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
+# a little generous): enough to estimate how wide a label or a line of a title prints.
+CHARACTER_WIDTH = 0.58
 # Signal names shared by the charts of a report and the page script that links them.
 PICK = "calmqa_pick"
 HIGHLIGHT = "calmqa_highlight"
