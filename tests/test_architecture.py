@@ -13,7 +13,7 @@ from analysis.core import paths
 
 LINT_IMPORTS = shutil.which("lint-imports", path=str(paths.ROOT / ".venv" / "bin")) or shutil.which("lint-imports")
 # Libraries that take long to import, or belong to the database build: a notebook's imports load none.
-HEAVY = ("altair", "matplotlib", "scipy", "pandas", "rpy2", "tiktoken", "pycld2", "langid", "statsmodels", "seaborn")
+HEAVY = ("altair", "matplotlib", "scipy", "pandas", "rpy2", "tiktoken", "quicktok", "pycld2", "langid", "statsmodels", "seaborn")
 
 
 def _lint(root) -> subprocess.CompletedProcess:

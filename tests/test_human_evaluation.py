@@ -77,6 +77,13 @@ def test_odds_sentence_names_the_favoured_group_first_and_says_odds():
     assert "logistic(b), is 90%" in omissions
 
 
+def test_contrasts_are_listed_under_their_adjustment():
+    contrasts = pl.DataFrame({"sentence": ["A over B.", "C over D."], "adjust": ["bonferroni"] * 2})
+    text = human_evaluation.contrast_bullets(contrasts, "Question type within each model", across_groups=True)
+    assert text == "Question type within each model (Bonferroni-adjusted p values over all models):\n\n- A over B.\n- C over D."
+    assert "(Bonferroni-adjusted p values):" in human_evaluation.contrast_bullets(contrasts, "Pairwise contrasts")
+
+
 def test_terms_are_read_as_factor_levels():
     assert human_evaluation._split_term("modelgpt-4-turbo:question_typeagnostic") == [
         ("model", "gpt-4-turbo"), ("question_type", "agnostic")]

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -13,7 +14,7 @@ from analysis.analyses import language_id_evaluation as ev
 from analysis.core import paths
 from analysis.core.vocabulary import NEIGHBOURS
 from analysis.io import udhr
-from analysis.pipeline import imports
+from analysis.pipeline import imports, language_verdicts
 from analysis.pipeline import language_id_all as lid
 from analysis.pipeline import language_id_evaluation as evaluate
 from analysis.reporting import run
@@ -182,6 +183,18 @@ def test_kirundi_rated_answers_agree_with_the_annotators(con):
     assert (correct == labels).mean() >= 0.9
     table = ev.agreement(rated).row(0, named=True)
     assert table["n_compared"] == compared.height and table["pct_agreement_new"] == round(100 * (correct == labels).mean(), 1)
+
+
+def test_the_stage_gives_the_build_s_table_without_the_worker_processes(database, tmp_path):
+    # The build scores the four languages' answers on its worker processes; here they are scored in process.
+    target = tmp_path / "calmqa.duckdb"
+    shutil.copy(database, target)
+    query = "SELECT * FROM answer_language_all ORDER BY answer_id"
+    with duckdb.connect(str(target)) as con:
+        built = con.sql(query).pl()
+        language_verdicts.write_tables(con)
+        assert con.sql(query).pl().equals(built)
+    assert built.height and built.filter(pl.col("engine") == "ngram").height > 100
 
 
 def test_imported_answers_get_verdicts_for_all_23_languages(database, tmp_path):

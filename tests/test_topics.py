@@ -17,6 +17,11 @@ def counts_frame(rows: list[tuple[str, str, int]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def test_no_matrix_note_names_the_selection():
+    assert topics.no_matrix_note("language", 10, "specific", "human") == (
+        "No language group has 10 or more culturally specific human-collected questions: there is no matrix to draw.")
+
+
 def test_identical_distributions_have_coefficient_one():
     bc = topics.bhattacharyya_matrix(np.array([[3, 1, 0, 6], [6, 2, 0, 12]]))
     assert bc[0, 1] == pytest.approx(1.0)

@@ -292,12 +292,13 @@ def bullets(sentences) -> str:
     return "\n".join(f"- {s}" for s in sentences)
 
 
-def contrast_bullets(contrasts: pl.DataFrame, heading: str, adjust: str, across_models: bool | None = None) -> str:
-    """A contrast table (`contrast_table`) as Markdown: `heading` with the p-value adjustment `adjust`
-    (for contrasts within each model, `across_models` says whether it ran over all models' contrasts
-    together), then a sentence per contrast."""
-    scope = {None: "", True: " over all models", False: " within each model"}[across_models]
-    return f"{heading} ({adjustment_name(adjust)}-adjusted p values{scope}):\n\n" + bullets(contrasts["sentence"])
+def contrast_bullets(contrasts: pl.DataFrame, heading: str, across_groups: bool | None = None) -> str:
+    """A contrast table (`contrast_table`) as Markdown: `heading` with the p-value adjustment the table
+    used (for contrasts within each model, `across_groups` says whether it ran over all models'
+    contrasts together), then a sentence per contrast."""
+    scope = {None: "", True: " over all models", False: " within each model"}[across_groups]
+    return (f"{heading} ({adjustment_name(contrasts['adjust'][0])}-adjusted p values{scope}):\n\n"
+            + bullets(contrasts["sentence"]))
 
 
 def single_predictor_r2(frame: pd.DataFrame, predictors: Sequence[str] = (*SINGLE_PREDICTORS, INTERACTION)) -> pl.DataFrame:

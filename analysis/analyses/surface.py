@@ -415,8 +415,8 @@ def bench_markdown(bench: dict) -> str:
 def tokenizer_markdown(con: duckdb.DuckDBPyConnection) -> str:
     """Which encoding counted the repetitions and token lengths, and how it is verified."""
     used = [r[0] for r in con.sql("SELECT DISTINCT tokenizer FROM answer_surface ORDER BY 1").fetchall()]
-    return (f"Repetitions and token counts use tiktoken's **{', '.join(used)}** encoding, as the paper did, offline: "
-            f"its rank file is rebuilt from the `quicktok-v1` package and checked against tiktoken's own sha256 "
-            f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use. `make check-tokenizer` also compares its token "
-            "ids with a second implementation on every text of the release and measures what cl100k_base would "
-            "change (docs/performance.md).")
+    return (f"Repetitions and token counts use the **{', '.join(used)}** encoding, as the paper did, offline: "
+            f"the `quicktok-v1` package's implementation, whose ranks are checked against tiktoken's own sha256 "
+            f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use. `make check-tokenizer` compares its token ids "
+            "with tiktoken's on every text of the database (identical on every text of the release) and measures "
+            "what cl100k_base would change (docs/performance.md).")

@@ -4,7 +4,8 @@ tiktoken downloads o200k_base's rank file at first use, which this suite cannot 
 `quicktok-v1` (pinned in pyproject.toml, installed by `make setup`) ships the same ranks in its own
 binary layout. `o200k_base_file()` writes them back in tiktoken's text format and checks that the result
 is byte for byte the file tiktoken publishes: its sha256 must be the one tiktoken itself checks
-(`tiktoken_ext/openai_public.py`). `analysis.pipeline.tokenizer` builds the encoding from it.
+(`tiktoken_ext/openai_public.py`). `analysis.pipeline.tokenizer` builds tiktoken's encoding from it,
+and tokenizes with quicktok's own encoder only once its packaged ranks have passed this check.
 """
 
 import base64

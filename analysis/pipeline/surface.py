@@ -15,7 +15,8 @@ provider error has no language or repetition verdict: it is neither "wrong langu
 import collections
 import contextlib
 import multiprocessing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -28,6 +29,9 @@ from ..schema import ANSWER_SURFACE, QUESTION_LANGUAGE_ID
 from ..store import append, insert
 from . import tokenizer
 from .language_id import Identifier
+
+if TYPE_CHECKING:
+    import quicktok
 
 REPETITION_NGRAM = 20
 REPETITION_MIN_COUNT = 4
@@ -50,7 +54,7 @@ _EMOJI = regex.compile(r"\p{Extended_Pictographic}")
 
 # ---------------------------------------------------------------- tokenizer for the repetition rule
 
-def repetition_tokenizer():
+def repetition_tokenizer() -> "quicktok.Tokenizer":
     """o200k_base, the paper's encoding, offline and verified: quicktok's implementation, whose token ids
     are tiktoken's (`pipeline.tokenizer`) and which encodes about four times as fast."""
     return tokenizer.quicktok_o200k()
@@ -162,7 +166,7 @@ def indicators(text: str, language: str) -> dict[str, bool]:
 
 # Set in the parent before the worker processes fork, so that they share the loaded models.
 _identifier: Identifier | None = None
-_tokenizer = None  # `repetition_tokenizer()`
+_tokenizer: "quicktok.Tokenizer | None" = None
 
 
 def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, list]:
@@ -191,11 +195,16 @@ def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, 
     return columns
 
 
+# What `verdict_workers` yields: map(function, items), the results in any order.
+MapUnordered = Callable[[Callable, Iterable], Iterator]
+
+
 @contextlib.contextmanager
-def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-batch"):
+def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-batch") -> Iterator[MapUnordered]:
     """Yields a function that maps a function over items, giving results as they come: on a pool of
-    `processes` forked workers, started once, which the build's later stages use too (they inherit the
-    surface stage's loaded models instead of loading them again).
+    `processes` forked workers, started once. They inherit the surface stage's loaded models instead of
+    loading them again; the build's language_id_all stage runs on them too (`language_verdicts`, whose
+    n-gram engine each worker loads on its first part).
 
     A worker keeps its own copy of every page of the parent's memory that the parent changes after
     the fork, so the less the parent holds when this starts, the less memory the workers take."""
@@ -304,7 +313,8 @@ def question_language_ids(con: duckdb.DuckDBPyConnection, langid_engine: str = "
         .select(QUESTION_LANGUAGE_ID.column_names()))
 
 
-def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, workers=None) -> dict[str, int]:
+def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, workers: MapUnordered | None = None
+                 ) -> dict[str, int]:
     """Create and fill `answer_surface` and `question_language_id` from the open read-write connection,
     replacing them if they are there (every verdict is recomputed). `workers`: a `verdict_workers()`
     started earlier, else a pool of `processes` is started here."""

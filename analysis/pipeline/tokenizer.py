@@ -4,16 +4,18 @@
 from the rank file that `analysis.io.tokenizer_ranks` rebuilds from the `quicktok-v1` package and
 verifies against tiktoken's sha256, so the token ids are tiktoken's and nothing is downloaded.
 
-quicktok's C++ encoder (`quicktok_o200k()`) is a second, independent implementation of the same encoding
-and about four times as fast: the surface stage tokenizes with it. `compare_implementations` encodes
-texts with both and reports any difference (tests/test_tokenizer.py on a sample of the release and on
-awkward texts, `make check-tokenizer` on every answer of the release).
+quicktok's C++ encoder (`quicktok_o200k()`) is an independent implementation of the same encoding and
+about four times as fast: the surface stage tokenizes with it, and tiktoken's is the reference it is
+checked against. `compare_implementations` encodes texts with both and reports any difference
+(tests/test_tokenizer.py on a sample of the release and on awkward texts, `make check-tokenizer` on
+every text of a database).
 """
 
 import contextlib
 import os
 from collections.abc import Iterable
 from functools import cache
+from importlib import resources
 
 import tiktoken
 import tiktoken.load
@@ -74,7 +76,8 @@ def quicktok_o200k():
     import quicktok
 
     o200k_base_file()  # raises unless quicktok's packaged ranks are tiktoken's o200k_base
-    return quicktok.get_encoding(NAME)
+    # Its packaged data, explicitly: without a folder quicktok would fall back to a user data folder.
+    return quicktok.get_encoding(NAME, data_dir=str(resources.files("quicktok").joinpath("data")))
 
 
 def compare_implementations(texts: Iterable[str]) -> dict:

@@ -29,6 +29,7 @@ TOOLTIP_EXTRAS = ("n_answers", "n", "ci_low", "ci_high")
 # A screen cell, in pixels.
 CELL = 20
 
+
 def heatmap(
     table: pl.DataFrame,
     x: str,
