@@ -93,6 +93,11 @@ _BESIDE_PAPER = Spec(
 _TESTS = {"n_a": "Answers: {group_a}", "n_b": "Answers: {group_b}", "mean_a": "Mean x 100: {group_a}",
           "mean_b": "Mean x 100: {group_b}", "difference": "Difference (points)", "ks_d": "KS D"}
 _TEST_DECIMALS = {"mean_a": 1, "mean_b": 1, "difference": 1, "ks_d": 3}
+# Table 2's scores and the same table without every score (`scores.scores_by_model`), shown alike.
+_SCORES_BY_MODEL = dict(
+    labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100", "metrics_coverage": "Metrics coverage"},
+    decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
+    rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS})
 _VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPE_LABELS})
 _CLAIM_STATUS = {"claims": "Claims", "exact": "Exact", "within rounding": "Within rounding", "differs": "Differs",
                  "not in the release": "Not in the release", "failing": "Failing", "paper": "Paper", "item": "Item"}
@@ -203,18 +208,10 @@ SPECS: dict[str, Spec] = {
         decimals={"pct_agreement": 1, "cohens_kappa": 3}),
     # 04 answer scores (and 06's groups); without every score the table is Table 2's surface column only
     "table2_scores_by_model": Spec(
-        "Table 2: scores x 100 per model and question type, the answers of all languages pooled",
-        labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100",
-                "metrics_coverage": "Metrics coverage"},
-        decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
-        rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS}),
+        "Table 2: scores x 100 per model and question type, the answers of all languages pooled", **_SCORES_BY_MODEL),
     "scores_by_model": Spec(
         "Scores x 100 per model and question type, the answers of all languages pooled (blank: the score "
-        "needs imported metrics)",
-        labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100",
-                "metrics_coverage": "Metrics coverage"},
-        decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
-        rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS}),
+        "needs imported metrics)", **_SCORES_BY_MODEL),
     # 05 human evaluation
     "table25_language_correct_counts": Spec(
         "Table 25: is the answer in the question's language? Annotators' verdicts per language, question type "
