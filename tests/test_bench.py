@@ -19,27 +19,54 @@ def bench():
 
 
 def row(stage, scale, seconds, **extra):
-    return {"stage": stage, "scale": scale, "runs": 1, "min_seconds": seconds, "median_seconds": seconds,
-            "cpu_seconds": seconds, "peak_mib": 100, "load": [0.5, 0.7], "detail": None, **extra}
+    return {
+        "stage": stage,
+        "scale": scale,
+        "runs": 1,
+        "min_seconds": seconds,
+        "median_seconds": seconds,
+        "cpu_seconds": seconds,
+        "peak_mib": 100,
+        "load": [0.5, 0.7],
+        "detail": None,
+        **extra,
+    }
 
 
 def breakdown(seconds, imports, export):
-    phases = {"kernel start": 1.0, "imports and set-up": imports, "analysis": 1.0, "static export": export,
-              "HTML export": 1.0, "kernel shutdown": 0.1, "provenance": 0.1, "other": 0.3}
+    phases = {
+        "kernel start": 1.0,
+        "imports and set-up": imports,
+        "analysis": 1.0,
+        "static export": export,
+        "HTML export": 1.0,
+        "kernel shutdown": 0.1,
+        "provenance": 0.1,
+        "other": 0.3,
+    }
     return {"seconds": seconds, "phases": phases}
 
 
 def test_a_run_replaces_what_it_measured_and_keeps_the_rest(bench, tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "commit", lambda: "abc1234")
     previous = tmp_path / "bench.json"
-    earlier = [{k: v for k, v in row(stage, scale, s).items() if k not in ("cpu_seconds", "load")}
-               for stage, scale, s in [("database build (all stages)", 50, 411.0), ("  of which release", 1, 1.8),
-                                       ("  of which release", 50, 127.5), ("make figures (cold)", 1, 165.4)]]
+    earlier = [
+        {k: v for k, v in row(stage, scale, s).items() if k not in ("cpu_seconds", "load")}
+        for stage, scale, s in [
+            ("database build (all stages)", 50, 411.0),
+            ("  of which release", 1, 1.8),
+            ("  of which release", 50, 127.5),
+            ("make figures (cold)", 1, 165.4),
+        ]
+    ]
     previous.write_text(json.dumps({"results": earlier}), encoding="utf-8")
     merged = bench.merge([row("make figures (cold)", 1, 50.0)], previous)
     assert [(r["stage"], r["scale"], r["commit"]) for r in merged] == [
-        ("  of which release", 1, bench.EARLIER), ("database build (all stages)", 50, bench.EARLIER),
-        ("  of which release", 50, bench.EARLIER), ("make figures (cold)", 1, "abc1234")]
+        ("  of which release", 1, bench.EARLIER),
+        ("database build (all stages)", 50, bench.EARLIER),
+        ("  of which release", 50, bench.EARLIER),
+        ("make figures (cold)", 1, "abc1234"),
+    ]
     assert merged[-1]["median_seconds"] == 50.0 and merged[-1]["measured"]
 
     # The earlier 50x build is not "now": the table says how to measure it.
@@ -49,8 +76,14 @@ def test_a_run_replaces_what_it_measured_and_keeps_the_rest(bench, tmp_path, mon
     assert "| 50.0 s (50 s CPU); load 0.5 -> 0.7, commit abc1234" in table
 
     # The ingest's numbers, measured later with --build-only, land in the same table.
-    again = bench.merge([row("database build (all stages)", 50, 240.0), row("  of which release", 1, 2.0),
-                         row("  of which release", 50, 100.0)], previous.parent / "none.json")
+    again = bench.merge(
+        [
+            row("database build (all stages)", 50, 240.0),
+            row("  of which release", 1, 2.0),
+            row("  of which release", 50, 100.0),
+        ],
+        previous.parent / "none.json",
+    )
     table = "\n".join(bench.before_after([*again, *[r for r in merged if r["commit"] != bench.EARLIER]]))
     assert "| 240.0 s, peak 100 MiB; load 0.5 -> 0.7" in table
     assert "| 2.0 s -> 100.0 s (50x) | <= 55x |" in table
@@ -59,18 +92,30 @@ def test_a_run_replaces_what_it_measured_and_keeps_the_rest(bench, tmp_path, mon
 
 def test_the_breakdown_of_each_notebook_of_the_cold_run(bench, monkeypatch):
     monkeypatch.setattr(bench, "commit", lambda: "abc1234")
-    cold = row("make figures (cold)", 1, 50.0, detail={"notebooks": {
-        "01_a": breakdown(8.0, 0.8, 3.0), "02_b": breakdown(12.0, 0.9, 6.5)}})
+    cold = row(
+        "make figures (cold)",
+        1,
+        50.0,
+        detail={"notebooks": {"01_a": breakdown(8.0, 0.8, 3.0), "02_b": breakdown(12.0, 0.9, 6.5)}},
+    )
     results = bench.merge([cold], paths.ROOT / "no-such-file.json")
     table = "\n".join(bench.before_after(results))
     assert "| one notebook, in the cold `make figures` | 12-17 s | 8.0-12.0 s |" in table
     assert "| its import cell (imports and set-up) | about 5 s | 0.8-0.9 s | < 1 s |" in table
-    alone = bench.merge([row("notebook 01_a", 1, 7.0, detail=breakdown(7.0, 0.7, 3.0)),
-                         row("notebook 02_b", 1, 9.0, detail=breakdown(9.0, 0.6, 6.5))], paths.ROOT / "no-such-file.json")
+    alone = bench.merge(
+        [
+            row("notebook 01_a", 1, 7.0, detail=breakdown(7.0, 0.7, 3.0)),
+            row("notebook 02_b", 1, 9.0, detail=breakdown(9.0, 0.6, 6.5)),
+        ],
+        paths.ROOT / "no-such-file.json",
+    )
     table = "\n".join(bench.before_after(alone))
     assert "| one notebook, run alone (median) | 12-17 s | 7.0-9.0 s; load 0.5 -> 0.7" in table
     assert "| its import cell (imports and set-up), run alone | about 5 s | 0.6-0.7 s | < 1 s |" in table
     lines = bench.notebook_breakdown(results)
-    assert lines[2] == "| notebook | total (s) | kernel start | imports and set-up | analysis | static export | HTML export | other |"
+    assert (
+        lines[2]
+        == "| notebook | total (s) | kernel start | imports and set-up | analysis | static export | HTML export | other |"
+    )
     # `other` is what the named phases leave of the total: shutdown, provenance and the runner's own.
     assert lines[4] == "| 01_a | 8.0 | 1.0 | 0.8 | 1.0 | 3.0 | 1.0 | 1.2 |"

@@ -1,23 +1,25 @@
 import hashlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import time
-import shutil
 
 import duckdb
 import pytest
+from tiny_release import write_release
 
 from analysis import schema, store
-from analysis.pipeline.build import build
 from analysis.core.errors import InputError
-from tiny_release import write_release
+from analysis.pipeline.build import build
 
 
 def test_tables_and_counts(con):
-    counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
-              ("languages", "categories", "models", "questions", "answers", "ratings")}
+    counts = {
+        t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for t in ("languages", "categories", "models", "questions", "answers", "ratings")
+    }
     assert counts["languages"] == 23 and counts["categories"] == 12 and counts["models"] == 8
     assert counts["questions"] == 2644 and counts["ratings"] == 300
     assert 21_000 < counts["answers"] < 23_000
@@ -53,14 +55,20 @@ def test_keys_follow_the_documented_order(con):
     # The build numbers each dataset file on its own, taking the files in this order
     # (pipeline/release.py): the ids must come out as if the whole release had been sorted at once.
     name_index = "coalesce(try_cast(regexp_extract(name, ':([0-9]+)$', 1) AS BIGINT), -1)"
-    assert con.execute(f"""
+    assert (
+        con.execute(f"""
         SELECT count(*) FROM (SELECT question_id,
             row_number() OVER (ORDER BY language, question_type DESC, {name_index}, name) AS expected FROM questions)
-        WHERE question_id <> expected""").fetchone()[0] == 0
-    assert con.execute("""
+        WHERE question_id <> expected""").fetchone()[0]
+        == 0
+    )
+    assert (
+        con.execute("""
         SELECT count(*) FROM (SELECT answer_id,
             row_number() OVER (ORDER BY question_id, is_human DESC, model NULLS LAST, name) AS expected FROM answers)
-        WHERE answer_id <> expected""").fetchone()[0] == 0
+        WHERE answer_id <> expected""").fetchone()[0]
+        == 0
+    )
 
 
 def test_notebooks_can_only_read(database):

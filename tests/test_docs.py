@@ -25,7 +25,9 @@ def test_readme_is_a_front_door_under_12_kb():
 
 def test_every_path_the_readme_names_exists():
     text = README.read_text(encoding="utf-8")
-    named = set(re.findall(r"`((?:docs|data|scripts|analysis|notebooks)/[\w./-]+|[\w-]+\.(?:md|yml|toml|csv|cff))`", text))
+    named = set(
+        re.findall(r"`((?:docs|data|scripts|analysis|notebooks)/[\w./-]+|[\w-]+\.(?:md|yml|toml|csv|cff))`", text)
+    )
     named |= {"LICENSE"} if "`LICENSE`" in text else set()
     missing = [p for p in named if not (paths.ROOT / p).exists() and not p.startswith("data/calmqa-imports")]
     assert not missing, f"README names files that do not exist: {missing}"
@@ -34,8 +36,9 @@ def test_every_path_the_readme_names_exists():
 def test_readme_names_every_make_target_it_uses():
     import subprocess
 
-    listed = subprocess.run(["make", "--no-print-directory", "help"], cwd=paths.ROOT, capture_output=True, text=True,
-                            check=True).stdout
+    listed = subprocess.run(
+        ["make", "--no-print-directory", "help"], cwd=paths.ROOT, capture_output=True, text=True, check=True
+    ).stdout
     used = set(re.findall(r"make ([a-z][a-z-]*[a-z])(?![\w*-])", README.read_text(encoding="utf-8")))
     assert not [t for t in used if f"make {t} " not in listed], used
 
@@ -46,11 +49,18 @@ def test_readme_counts_of_the_paper_check_are_the_registrys():
 
     text = " ".join(README.read_text(encoding="utf-8").split())
     counts = load_claims().group_by("paper", "expect").len()
-    stated = {"calmqa": re.search(r"CaLMQA (\d+ of \d+ exact[^;]*);", text), "nativqa": re.search(r"NativQA (\d+ of \d+ exact[^.]*)\.", text)}
+    stated = {
+        "calmqa": re.search(r"CaLMQA (\d+ of \d+ exact[^;]*);", text),
+        "nativqa": re.search(r"NativQA (\d+ of \d+ exact[^.]*)\.", text),
+    }
     for paper, match in stated.items():
         assert match, f"the README gives no counts of {paper}'s claims"
-        numbers = dict((label, int(n)) for n, label in re.findall(
-            r"(\d+)(?: of \d+)? (exact|within rounding|that differ|not in the release)", match.group(1)))
+        numbers = dict(
+            (label, int(n))
+            for n, label in re.findall(
+                r"(\d+)(?: of \d+)? (exact|within rounding|that differ|not in the release)", match.group(1)
+            )
+        )
         registry = {row["expect"]: row["len"] for row in counts.filter(pl.col("paper") == paper).iter_rows(named=True)}
         assert {k.replace("that differ", "differs"): v for k, v in numbers.items()} == registry, paper
         total = re.search(r"of (\d+) exact", match.group(1))
@@ -74,5 +84,6 @@ def test_readme_map_names_what_the_notebooks_write(built_reports):
     assert len(rows) >= 10
     for notebook, names in rows:
         for name in names:
-            assert list((built_reports / "figures" / notebook).glob(f"{name}.*")), \
+            assert list((built_reports / "figures" / notebook).glob(f"{name}.*")), (
                 f"README maps a paper item to {notebook}/{name}, which the notebook does not write"
+            )

@@ -101,7 +101,9 @@ def test_the_installed_r_packages_have_the_recorded_versions(tmp_path):
     result = subprocess.run(["bash", str(check)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     other = tmp_path / "r-packages.csv"
-    other.write_text(paths.R_PACKAGES.read_text(encoding="utf-8").replace(",2022.11-16,", ",2019.12-10,"), encoding="utf-8")
+    other.write_text(
+        paths.R_PACKAGES.read_text(encoding="utf-8").replace(",2022.11-16,", ",2019.12-10,"), encoding="utf-8"
+    )
     result = subprocess.run(["bash", str(check), str(other)], capture_output=True, text=True)
     assert result.returncode == 1 and "ordinal 2022.11-16, recorded 2019.12-10" in result.stderr
 

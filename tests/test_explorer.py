@@ -82,7 +82,8 @@ def test_agnostic_and_specific_side_by_side_and_unreliable_languages_not_identif
     # In the suite's order, with the line between the high- and the low-resource languages.
     assert spec["facet"]["field"] == "question_type" and spec["facet"]["sort"] == ["specific", "agnostic"]
     assert [layer["transform"][0] for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rule"] == [
-        {"filter": 'datum["language_label"] === "Afar"'}]
+        {"filter": 'datum["language_label"] === "Afar"'}
+    ]
     rows = next(iter(spec["datasets"].values()))
     kirundi = [r for r in rows if r["language"] == "Kirundi"]
     # No value in any Kirundi cell: not identified, or (as in the reports) provider errors only where no answer is left.
@@ -105,8 +106,10 @@ def test_a_search_box_finds_questions_by_their_words(explore):
     explore.search.value = word.upper()
     ids = {q for _, q in explore.question.options[1:]}
     assert row["question_id"] in ids and len(ids) < 50
-    assert all(word.lower() in (r["question_text_en"] or "").lower() + r["question_text"].lower()
-               for r in explore.answers.filter(pl.col("question_id").is_in(ids)).iter_rows(named=True))
+    assert all(
+        word.lower() in (r["question_text_en"] or "").lower() + r["question_text"].lower()
+        for r in explore.answers.filter(pl.col("question_id").is_in(ids)).iter_rows(named=True)
+    )
     explore.search.value = "no question holds this zzqxj"
     assert explore.question.options == ((f"{explorer.ALL} (0 questions)", None),)
     explore.search.value = ""
@@ -187,9 +190,12 @@ def test_explore_notebook_executes_and_says_what_it_needs_without_a_kernel(datab
 
     executed = tmp_path / "executed.ipynb"
     papermill.execute_notebook(
-        str(paths.NOTEBOOKS / "00_explore.ipynb"), str(executed),
+        str(paths.NOTEBOOKS / "00_explore.ipynb"),
+        str(executed),
         parameters={"db_path": str(database), "output_dir": str(tmp_path / "out")},
-        kernel_name=paths.KERNEL_NAME, cwd=str(paths.NOTEBOOKS), progress_bar=False,
+        kernel_name=paths.KERNEL_NAME,
+        cwd=str(paths.NOTEBOOKS),
+        progress_bar=False,
     )
     # Exported without the widgets' state (no live kernel), the page says what it needs instead of
     # showing an empty output; the live explorer hides that note.

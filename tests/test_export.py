@@ -11,8 +11,9 @@ from analysis.viz import export, heatmap, theme
 
 def gradient_heatmap(values) -> object:
     """A heatmap: its colour legend is a gradient, whose id vega numbers by a counter of the process."""
-    table = pl.DataFrame({"language": ["Arabic", "Arabic", "Hindi", "Hindi"], "model": ["m1", "m2"] * 2,
-                          "share": values})
+    table = pl.DataFrame(
+        {"language": ["Arabic", "Arabic", "Hindi", "Hindi"], "model": ["m1", "m2"] * 2, "share": values}
+    )
     return heatmap.heatmap(table, x="model", y="language", value="share", title="shares"), table
 
 
@@ -23,8 +24,14 @@ def test_the_png_is_the_bytes_altair_draws_and_the_svg_its_drawing(tmp_path):
     chart.save(tmp_path / "altair.svg")
     assert (tmp_path / "figure.png").read_bytes() == (tmp_path / "altair.png").read_bytes()
     assert (tmp_path / "figure.svg").read_text() == export._renumber_ids((tmp_path / "altair.svg").read_text())
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["altair.png", "altair.svg", "figure.csv", "figure.pdf",
-                                                          "figure.png", "figure.svg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "altair.png",
+        "altair.svg",
+        "figure.csv",
+        "figure.pdf",
+        "figure.png",
+        "figure.svg",
+    ]
 
 
 def test_a_figures_svg_does_not_depend_on_what_was_drawn_before(tmp_path):
@@ -38,14 +45,19 @@ def test_a_figures_svg_does_not_depend_on_what_was_drawn_before(tmp_path):
     assert (tmp_path / "again" / "figure.svg").read_text() == first
 
 
-@pytest.mark.parametrize("svg, expected", [
-    ('<linearGradient id="gradient_7"/><path fill="url(#gradient_7)"/><radialGradient id="p_gradient_9"/>'
-     '<path fill="url(#p_gradient_9)"/><clipPath id="clip12"/><g clip-path="url(#clip12)"/>',
-     '<linearGradient id="gradient_0"/><path fill="url(#gradient_0)"/><radialGradient id="p_gradient_1"/>'
-     '<path fill="url(#p_gradient_1)"/><clipPath id="clip1"/><g clip-path="url(#clip1)"/>'),
-    # text that looks like an id is left alone
-    ('<text>gradient_7 clip3</text><g id="gradient_3"/>', '<text>gradient_7 clip3</text><g id="gradient_0"/>'),
-])
+@pytest.mark.parametrize(
+    "svg, expected",
+    [
+        (
+            '<linearGradient id="gradient_7"/><path fill="url(#gradient_7)"/><radialGradient id="p_gradient_9"/>'
+            '<path fill="url(#p_gradient_9)"/><clipPath id="clip12"/><g clip-path="url(#clip12)"/>',
+            '<linearGradient id="gradient_0"/><path fill="url(#gradient_0)"/><radialGradient id="p_gradient_1"/>'
+            '<path fill="url(#p_gradient_1)"/><clipPath id="clip1"/><g clip-path="url(#clip1)"/>',
+        ),
+        # text that looks like an id is left alone
+        ('<text>gradient_7 clip3</text><g id="gradient_3"/>', '<text>gradient_7 clip3</text><g id="gradient_0"/>'),
+    ],
+)
 def test_render_ids_are_numbered_as_in_a_fresh_process(svg, expected):
     assert export._renumber_ids(svg) == expected
 
@@ -55,8 +67,11 @@ def test_static_exports_are_timed_when_asked(tmp_path, monkeypatch):
     export.save_figure(*gradient_heatmap([0.1, 0.5, 0.7, 0.9]), tmp_path, "figure")
     steps = timings.read(tmp_path / "steps.jsonl")
     assert [(s["phase"], s["format"], s["figure"]) for s in steps] == [
-        ("static export", "csv", "figure"), ("static export", "svg", "figure"), ("static export", "png", "figure"),
-        ("static export", "pdf", "figure")]
+        ("static export", "csv", "figure"),
+        ("static export", "svg", "figure"),
+        ("static export", "png", "figure"),
+        ("static export", "pdf", "figure"),
+    ]
     assert all(s["seconds"] >= 0 and s["cpu_seconds"] >= 0 for s in steps)
     monkeypatch.delenv(timings.ENV)
     export.save_table(pl.DataFrame({"a": [1]}), tmp_path, "untimed")

@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 
 import pytest
+from tiny_release import agnostic, write_release
 
 from analysis import cli, store
 from analysis.core import files, paths
 from analysis.pipeline import imports
 from analysis.pipeline.build import build
 from analysis.reporting import provenance, run
-from tiny_release import agnostic, write_release
 
 CLAUDE = "german:0:language.german:claude opus"
 ANSWERS = "question,language,model,answer\n"
@@ -73,6 +73,7 @@ def db(tmp_path, tiny_database) -> Path:
 
 # ------------------------------------------------------------------------------------- a killed import
 
+
 def many_answers(path: Path, n: int) -> Path:
     with open(path, "w", encoding="utf-8") as out:
         out.write(ANSWERS)
@@ -84,9 +85,19 @@ def many_answers(path: Path, n: int) -> Path:
 @pytest.mark.slow
 def test_a_killed_import_leaves_the_database_and_the_next_write_removes_its_temporary(db, tmp_path, capsys):
     before = digest(db)
-    process = subprocess.Popen([sys.executable, "-m", "analysis", "import-answers",
-                                str(many_answers(tmp_path / "answers.csv", 2_000)), "--db", str(db)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "import-answers",
+            str(many_answers(tmp_path / "answers.csv", 2_000)),
+            "--db",
+            str(db),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while not list(db.parent.glob(".calmqa.duckdb.tmp-*")) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -104,8 +115,9 @@ def test_a_killed_import_leaves_the_database_and_the_next_write_removes_its_temp
 
 def test_a_temporary_of_a_process_that_is_gone_is_removed_by_the_next_write_of_its_target(tmp_path):
     target = tmp_path / "model.npz"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     stale = tmp_path / f".model.npz.tmp-{dead}.npz"
     stale.write_bytes(b"half a model")
     running = files.temporary_name(target)  # this process's own: a write under way
@@ -124,12 +136,14 @@ def test_a_temporary_of_a_process_that_is_gone_is_removed_by_the_next_write_of_i
 
 # ------------------------------------------------------------------- a read-only and a full file system
 
+
 @contextlib.contextmanager
 def tmpfs(size: str):
     """A tmpfs of `size` mounted on a fresh folder; the test is skipped where mounting is not permitted."""
     folder = Path(tempfile.mkdtemp(prefix="calmqa-tmpfs-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         folder.rmdir()
         pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
@@ -191,10 +205,16 @@ def test_an_unreadable_file_and_an_unwritable_folder(db, tmp_path):
         readable.chmod(0o644)
         before = digest(db)
         for argv, fragments in (
-                (["import-answers", secret, open_to_all / "calmqa.duckdb"], ("answers.csv", "permission denied")),
-                (["import-answers", readable, closed / "calmqa.duckdb"], (str(closed), "permission denied"))):
-            done = subprocess.run(as_nobody + [str(argv[0]), str(argv[1]), "--db", str(argv[2])], capture_output=True,
-                                  text=True, env=environment, cwd=paths.ROOT)
+            (["import-answers", secret, open_to_all / "calmqa.duckdb"], ("answers.csv", "permission denied")),
+            (["import-answers", readable, closed / "calmqa.duckdb"], (str(closed), "permission denied")),
+        ):
+            done = subprocess.run(
+                as_nobody + [str(argv[0]), str(argv[1]), "--db", str(argv[2])],
+                capture_output=True,
+                text=True,
+                env=environment,
+                cwd=paths.ROOT,
+            )
             assert_refused(done.returncode, done.stdout, done.stderr, *fragments)
             assert digest(argv[2]) == before
     finally:
@@ -204,22 +224,31 @@ def test_an_unreadable_file_and_an_unwritable_folder(db, tmp_path):
 
 # ------------------------------------------------------------------------------ names Make cannot carry
 
+
 def make(*arguments: str, cwd: Path = paths.ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "--no-print-directory", *arguments], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "MAKEFLAGS": ""})
+    return subprocess.run(
+        ["make", "--no-print-directory", *arguments],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MAKEFLAGS": ""},
+    )
 
 
-@pytest.mark.parametrize("variable, value, reason", [
-    ("DB", "data/my db.duckdb", "Make splits names at spaces"),
-    ("DB", "data/a:b.duckdb", "cannot carry the character(s) :"),
-    ("DB", "data/x`touch${IFS}INJECTED`.duckdb", "cannot carry the character(s) $ `"),
-    ("DB", "data/$(shell touch INJECTED).duckdb", "DB='data/$(shell touch INJECTED).duckdb'"),
-    ("SOURCE", "/tmp/x;touch${IFS}INJECTED", "cannot carry the character(s) $ ;"),
-    ("SOURCE", "/tmp/x#y", "cannot carry the character(s) #"),
-    ("VERIFY", "$(shell touch INJECTED)", "expected yes or no"),
-    ("OUT", "my figures/", "Make splits names at spaces"),
-    ("OUT", "x;touch${IFS}INJECTED/", "cannot carry the character(s) $ ;"),
-])
+@pytest.mark.parametrize(
+    "variable, value, reason",
+    [
+        ("DB", "data/my db.duckdb", "Make splits names at spaces"),
+        ("DB", "data/a:b.duckdb", "cannot carry the character(s) :"),
+        ("DB", "data/x`touch${IFS}INJECTED`.duckdb", "cannot carry the character(s) $ `"),
+        ("DB", "data/$(shell touch INJECTED).duckdb", "DB='data/$(shell touch INJECTED).duckdb'"),
+        ("SOURCE", "/tmp/x;touch${IFS}INJECTED", "cannot carry the character(s) $ ;"),
+        ("SOURCE", "/tmp/x#y", "cannot carry the character(s) #"),
+        ("VERIFY", "$(shell touch INJECTED)", "expected yes or no"),
+        ("OUT", "my figures/", "Make splits names at spaces"),
+        ("OUT", "x;touch${IFS}INJECTED/", "cannot carry the character(s) $ ;"),
+    ],
+)
 def test_make_refuses_a_name_it_cannot_carry_and_says_why(variable, value, reason, tmp_path):
     done = make("-n", "db", f"{variable}={value}")
     assert done.returncode == 2 and reason in done.stderr, done.stderr
@@ -240,12 +269,14 @@ def test_make_carries_any_file_name_to_an_import_quoted(db, tmp_path):
     done = make("import-metrics", f"FILE={spaced}", f"DB={db}")
     assert done.returncode == 0, done.stderr
     assert rows(db, "SELECT a.name, m.relevant, m.source FROM answer_metrics m JOIN answers a USING (answer_id)") == [
-        (CLAUDE, True, "my metrics: v2.csv")]
+        (CLAUDE, True, "my metrics: v2.csv")
+    ]
     missing = make("import-questions")
     assert missing.returncode == 2 and "FILE= names the file to import" in missing.stderr
 
 
 # --------------------------------------------------------------------------------------------- races
+
 
 def test_an_import_waiting_for_a_rebuild_resolves_its_ids_in_the_rebuilt_database(db, tmp_path, capsys):
     """The import validates and resolves names under the lock that writes: a rebuild that holds the lock
@@ -261,16 +292,18 @@ def test_an_import_waiting_for_a_rebuild_resolves_its_ids_in_the_rebuilt_databas
     answers.write_text(ANSWERS + "german:0,German,my-model,Eine Antwort.\n", encoding="utf-8")
     outcome = {}
     with files.lock(db):  # as a build holds it
-        worker = threading.Thread(target=lambda: outcome.setdefault(
-            "summary", imports.import_file("answers", answers, db)))
+        worker = threading.Thread(
+            target=lambda: outcome.setdefault("summary", imports.import_file("answers", answers, db))
+        )
         worker.start()
         time.sleep(0.5)
         assert worker.is_alive() and "summary" not in outcome  # waiting for the lock
         os.replace(rebuilt, db)  # the build's result takes the database's place
     worker.join(timeout=60)
     assert outcome["summary"].added == 1
-    assert rows(db, "SELECT q.name, q.language FROM answers a JOIN questions q USING (question_id) "
-                    "WHERE a.model = 'my-model'") == [("german:0", "German")]
+    assert rows(
+        db, "SELECT q.name, q.language FROM answers a JOIN questions q USING (question_id) WHERE a.model = 'my-model'"
+    ) == [("german:0", "German")]
     assert rows(db, "SELECT count(*) FROM questions WHERE language = 'Afar'") == [(1,)]
 
 
@@ -281,8 +314,10 @@ def test_two_imports_at_once_are_both_kept(db, tmp_path):
         path.write_text(ANSWERS + f"german:0,German,model-{name},Antwort {name}.\n", encoding="utf-8")
         files_.append(path)
     results = {}
-    workers = [threading.Thread(target=lambda p=p: results.setdefault(p.name, imports.import_file("answers", p, db)))
-               for p in files_]
+    workers = [
+        threading.Thread(target=lambda p=p: results.setdefault(p.name, imports.import_file("answers", p, db)))
+        for p in files_
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -290,21 +325,36 @@ def test_two_imports_at_once_are_both_kept(db, tmp_path):
     assert sorted(r.added for r in results.values()) == [1, 1]
     assert rows(db, "SELECT model FROM answers WHERE model LIKE 'model-%' ORDER BY 1") == [("model-a",), ("model-b",)]
     assert rows(db, "SELECT position, file FROM applied_imports ORDER BY 1") in (
-        [(1, "a.csv"), (2, "b.csv")], [(1, "b.csv"), (2, "a.csv")])
+        [(1, "a.csv"), (2, "b.csv")],
+        [(1, "b.csv"), (2, "a.csv")],
+    )
 
 
 READING_NOTEBOOK = {
     "cells": [
-        {"id": "parameters", "cell_type": "code", "metadata": {"tags": ["parameters"]}, "execution_count": None, "outputs": [],
-         "source": "db_path = ''\noutput_dir = ''\nreplacement = ''"},
-        {"id": "reads", "cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-         "source": "import os\nfrom analysis import store\ncon = store.connect(db_path)\n"
-                   "n = con.execute('SELECT count(*) FROM answers').fetchall()[0][0]\ncon.close()\n"
-                   "os.replace(replacement, db_path)  # a rebuild lands while the notebook runs\nprint(n)"},
+        {
+            "id": "parameters",
+            "cell_type": "code",
+            "metadata": {"tags": ["parameters"]},
+            "execution_count": None,
+            "outputs": [],
+            "source": "db_path = ''\noutput_dir = ''\nreplacement = ''",
+        },
+        {
+            "id": "reads",
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": "import os\nfrom analysis import store\ncon = store.connect(db_path)\n"
+            "n = con.execute('SELECT count(*) FROM answers').fetchall()[0][0]\ncon.close()\n"
+            "os.replace(replacement, db_path)  # a rebuild lands while the notebook runs\nprint(n)",
+        },
         {"id": "title", "cell_type": "markdown", "metadata": {}, "source": "# Reads the database"},
     ],
     "metadata": {"kernelspec": {"name": paths.KERNEL_NAME, "display_name": "Python", "language": "python"}},
-    "nbformat": 4, "nbformat_minor": 5,
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
 
 
@@ -322,16 +372,28 @@ def test_a_report_records_the_database_it_read_and_make_sees_it_stale(db, tmp_pa
         con.execute("CREATE TABLE marker AS SELECT 1 AS x")
     read_state = digest(db)
     assert digest(replacement) != read_state
-    report = run.run_notebook("90_reads", db_path=db, figures_root=tmp_path / "figures",
-                              reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                              notebooks_root=notebooks, parameters={"replacement": str(replacement)})
+    report = run.run_notebook(
+        "90_reads",
+        db_path=db,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+        notebooks_root=notebooks,
+        parameters={"replacement": str(replacement)},
+    )
     record = provenance.read(report)
     assert record["database_sha256"] == read_state != digest(db)
     assert report.stat().st_mtime_ns < db.stat().st_mtime_ns  # Make: the database is newer, rebuild
     # a run during which the database stays as it is gives a report newer than it
     shutil.copyfile(db, replacement)
-    report = run.run_notebook("90_reads", db_path=db, figures_root=tmp_path / "figures",
-                              reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                              notebooks_root=notebooks, parameters={"replacement": str(replacement)})
+    report = run.run_notebook(
+        "90_reads",
+        db_path=db,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+        notebooks_root=notebooks,
+        parameters={"replacement": str(replacement)},
+    )
     assert provenance.read(report)["database_sha256"] == digest(db)
     assert report.stat().st_mtime_ns > db.stat().st_mtime_ns

@@ -8,17 +8,20 @@ import pytest
 from analysis.analyses import dimensions, human_evaluation
 from analysis.viz import charts
 
-SMALL = pl.DataFrame({
-    "rating_id": [1, 2, 3, 4, 5, 6],
-    "language": ["German", "German", "German", "Hindi", "Hindi", "Hindi"],
-    "annotator": ["1", "1", "1", "2", "2", "2"],
-    "question_type": ["specific", "agnostic", "specific", "specific", "agnostic", "agnostic"],
-    "model": ["Claude 3 Opus", "Claude 3 Opus", "Mixtral 8x22B", "Claude 3 Opus", "Claude 3 Opus", "GPT-4 Turbo"],
-    "rating": [5, 4, 1, 4, 5, 5],
-    "factuality": ["none", "minor", "major", "none", "none", "minor"],
-    "omissions": ["none", "none", "major", "minor", "none", "none"],
-    "language_correct": ["yes", "yes", "no", "partially", "yes", "yes"],
-}, schema_overrides={"rating": pl.Int8})
+SMALL = pl.DataFrame(
+    {
+        "rating_id": [1, 2, 3, 4, 5, 6],
+        "language": ["German", "German", "German", "Hindi", "Hindi", "Hindi"],
+        "annotator": ["1", "1", "1", "2", "2", "2"],
+        "question_type": ["specific", "agnostic", "specific", "specific", "agnostic", "agnostic"],
+        "model": ["Claude 3 Opus", "Claude 3 Opus", "Mixtral 8x22B", "Claude 3 Opus", "Claude 3 Opus", "GPT-4 Turbo"],
+        "rating": [5, 4, 1, 4, 5, 5],
+        "factuality": ["none", "minor", "major", "none", "none", "minor"],
+        "omissions": ["none", "none", "major", "minor", "none", "none"],
+        "language_correct": ["yes", "yes", "no", "partially", "yes", "yes"],
+    },
+    schema_overrides={"rating": pl.Int8},
+)
 
 
 def test_rating_distribution_counts_every_level_with_zeros():
@@ -53,8 +56,14 @@ def test_model_frame_puts_reference_levels_first():
     assert frame["rating"].cat.ordered and list(frame["rating"].cat.categories) == ["1", "2", "3", "4", "5"]
     # R gets each model's key, an identifier its term names and contrast labels keep as it is.
     assert list(frame["model"].cat.categories) == ["claude-3-opus", "gpt-4-turbo", "mixtral-8x22b"]
-    assert frame["model"].tolist() == ["claude-3-opus", "claude-3-opus", "mixtral-8x22b", "claude-3-opus",
-                                       "claude-3-opus", "gpt-4-turbo"]
+    assert frame["model"].tolist() == [
+        "claude-3-opus",
+        "claude-3-opus",
+        "mixtral-8x22b",
+        "claude-3-opus",
+        "claude-3-opus",
+        "gpt-4-turbo",
+    ]
     assert list(frame["question_type"].cat.categories) == ["specific", "agnostic"]
     assert list(frame["factuality"].cat.categories) == ["none", "minor", "major"]
     assert list(frame["language_correct"].cat.categories) == ["yes", "partially", "no"]
@@ -80,13 +89,18 @@ def test_odds_sentence_names_the_favoured_group_first_and_says_odds():
 def test_contrasts_are_listed_under_their_adjustment():
     contrasts = pl.DataFrame({"sentence": ["A over B.", "C over D."], "adjust": ["bonferroni"] * 2})
     text = human_evaluation.contrast_bullets(contrasts, "Question type within each model", across_groups=True)
-    assert text == "Question type within each model (Bonferroni-adjusted p values over all models):\n\n- A over B.\n- C over D."
+    assert (
+        text
+        == "Question type within each model (Bonferroni-adjusted p values over all models):\n\n- A over B.\n- C over D."
+    )
     assert "(Bonferroni-adjusted p values):" in human_evaluation.contrast_bullets(contrasts, "Pairwise contrasts")
 
 
 def test_terms_are_read_as_factor_levels():
     assert human_evaluation._split_term("modelgpt-4-turbo:question_typeagnostic") == [
-        ("model", "gpt-4-turbo"), ("question_type", "agnostic")]
+        ("model", "gpt-4-turbo"),
+        ("question_type", "agnostic"),
+    ]
     assert human_evaluation._split_term("language_correctpartially") == [("language_correct", "partially")]
     with pytest.raises(ValueError, match="cannot read the term"):
         human_evaluation._split_term("modelgpt-5")
@@ -134,13 +148,16 @@ def test_analyses_on_the_real_ratings(con):
     assert (table21["r2_marginal"], table21["r2_conditional"]) == (0.266, 0.497)
     assert "marginal R² 0.266 and conditional R² 0.497" in text
     assert contrasts.filter((pl.col("level_a") == "Claude 3 Opus") & (pl.col("level_b") == "Mixtral 8x22B"))[
-        "logistic_pct"].round(0).to_list() == [88.0]
+        "logistic_pct"
+    ].round(0).to_list() == [88.0]
 
     issues = human_evaluation.fit_issue_models(frame)
     table = human_evaluation.issue_model_table(issues)
     assert table.select("outcome", "term").rows() == [
-        ("no_factuality_issue", "(Intercept)"), ("no_factuality_issue", "question_typeagnostic"),
-        ("no_omission", "(Intercept)"), ("no_omission", "question_typeagnostic")]
+        ("no_factuality_issue", "(Intercept)"),
+        ("no_factuality_issue", "question_typeagnostic"),
+        ("no_omission", "(Intercept)"),
+        ("no_omission", "question_typeagnostic"),
+    ]
     sentences = human_evaluation.issue_model_sentences(issues)
     assert len(sentences) == 2 and "no factuality issues" in sentences[0] and "no omissions" in sentences[1]
-

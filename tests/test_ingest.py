@@ -3,11 +3,11 @@ import json
 
 import polars as pl
 import pytest
+from tiny_release import rating_row, write_ratings, write_release
 
 from analysis import store
-from analysis.pipeline.build import build
 from analysis.core.errors import InputError
-from tiny_release import rating_row, write_ratings, write_release
+from analysis.pipeline.build import build
 
 
 def _frame(con, sql):
@@ -35,8 +35,9 @@ def test_snapshot_keys_and_vocabulary(con):
     assert set(r["model"]) <= set(models["model"])
     assert a.filter(pl.col("is_human"))["model"].null_count() == a.filter(pl.col("is_human")).height
     # every rating is linked to the answer of the same model and question
-    answer_keys = a.select("answer_id", pl.col("question_id").alias("answer_question_id"),
-                           pl.col("model").alias("answer_model"))
+    answer_keys = a.select(
+        "answer_id", pl.col("question_id").alias("answer_question_id"), pl.col("model").alias("answer_model")
+    )
     linked = r.join(answer_keys, on="answer_id")
     assert linked.height == 300
     assert (linked["question_id"] == linked["answer_question_id"]).all()

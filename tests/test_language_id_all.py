@@ -12,13 +12,13 @@ import pytest
 from analysis import store
 from analysis.analyses import language_id_evaluation as ev
 from analysis.core import paths
+from analysis.core.errors import InputError, NotebookFailed
 from analysis.core.vocabulary import NEIGHBOURS
 from analysis.io import udhr
 from analysis.pipeline import imports, language_verdicts
 from analysis.pipeline import language_id_all as lid
 from analysis.pipeline import language_id_evaluation as evaluate
 from analysis.reporting import run
-from analysis.core.errors import InputError, NotebookFailed
 
 TARGET_CODES = {"Balochi": "bal", "Hiligaynon": "hil", "Kirundi": "rn", "Papiamento": "pap"}
 
@@ -38,6 +38,7 @@ def evaluation(release_folder, udhr_folder, tmp_path_factory):
 
 
 # ---------------------------------------------------------------- the split
+
 
 def test_the_split_keeps_every_question_and_article_on_one_side(texts):
     release = texts.filter(pl.col("origin") == "release")
@@ -60,9 +61,12 @@ def test_the_split_is_the_same_every_time(texts, release_folder, udhr_folder):
 
 # ---------------------------------------------------------------- the engine
 
+
 def test_training_is_deterministic(texts, tmp_path):
     release = texts.filter(pl.col("origin") == "release").rename({"language": "iso_code", "language_name": "language"})
-    declarations = texts.filter(pl.col("origin") == "udhr").select("language", pl.col("kind").alias("declaration"), "text")
+    declarations = texts.filter(pl.col("origin") == "udhr").select(
+        "language", pl.col("kind").alias("declaration"), "text"
+    )
     first, second = lid.train(release, declarations), lid.train(release, declarations)
     assert first.languages == second.languages and first.letters == second.letters
     assert (first.counts != second.counts).nnz == 0
@@ -91,9 +95,14 @@ def test_ngram_counts_count_every_window_of_each_text_once():
 
 def test_a_text_in_a_script_the_language_never_uses_is_not_taken_for_it(texts):
     release = texts.filter(pl.col("origin") == "release").rename({"language": "iso_code", "language_name": "language"})
-    engine = lid.train(release, pl.DataFrame(schema={"language": pl.String, "declaration": pl.String, "text": pl.String}))
-    verdicts = engine.decide(["ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "Ishirahamwe rishobora kwunguka mu gihe rigurisha ibicuruzwa"],
-                             ["Kirundi", "Kirundi"], ["en", "rw"])
+    engine = lid.train(
+        release, pl.DataFrame(schema={"language": pl.String, "declaration": pl.String, "text": pl.String})
+    )
+    verdicts = engine.decide(
+        ["ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "Ishirahamwe rishobora kwunguka mu gihe rigurisha ibicuruzwa"],
+        ["Kirundi", "Kirundi"],
+        ["en", "rw"],
+    )
     assert verdicts["detected_language"].to_list() == ["en", "rn"]
 
 
@@ -103,6 +112,7 @@ def test_a_missing_model_is_a_clear_error(tmp_path):
 
 
 # ---------------------------------------------------------------- issue 19's goals on held-out text
+
 
 def _own_language(texts, verdicts, engine):
     judged = verdicts.filter(pl.col("engine") == engine).join(texts, on="text_key")
@@ -131,7 +141,7 @@ def test_no_other_language_is_identified_less_often_than_by_the_paper_pipeline(e
 
 def test_at_most_5_percent_of_neighbour_text_is_taken_for_one_of_the_four(evaluation):
     texts, verdicts, _ = evaluation
-    judged = verdicts.filter((pl.col("engine") == "all23")).join(texts, on="text_key").filter(pl.col("origin") == "udhr")
+    judged = verdicts.filter(pl.col("engine") == "all23").join(texts, on="text_key").filter(pl.col("origin") == "udhr")
     for target, neighbours in NEIGHBOURS.items():
         for neighbour in neighbours:
             rows = judged.filter((pl.col("expected") == target) & (pl.col("language") == neighbour))
@@ -152,6 +162,7 @@ def test_the_goals_table_reports_what_the_verdicts_say(evaluation, con):
 
 
 # ---------------------------------------------------------------- the database table
+
 
 def test_the_table_keeps_the_paper_verdicts_and_decides_the_four(con):
     rows = con.sql("""
@@ -175,14 +186,23 @@ def test_kirundi_rated_answers_agree_with_the_annotators(con):
     compared = rated.filter(pl.col("annotator_label") != "partially")
     # recomputed from the answer texts with the trained engine, not read back from the table
     engine = lid.Engine.load()
-    texts = con.sql("SELECT a.text FROM ratings r JOIN answers a USING (answer_id) WHERE r.rating_id IN (SELECT unnest($ids)) "
-                    "ORDER BY r.rating_id", params={"ids": compared["rating_id"].to_list()}).pl()["text"].to_list()
+    texts = (
+        con.sql(
+            "SELECT a.text FROM ratings r JOIN answers a USING (answer_id) WHERE r.rating_id IN (SELECT unnest($ids)) "
+            "ORDER BY r.rating_id",
+            params={"ids": compared["rating_id"].to_list()},
+        )
+        .pl()["text"]
+        .to_list()
+    )
     verdicts = engine.decide(texts, ["Kirundi"] * len(texts), compared["paper_verdict"].to_list())
     correct = verdicts["detected_language"] == "rn"
     labels = compared["annotator_label"] == "yes"
     assert (correct == labels).mean() >= 0.9
     table = ev.agreement(rated).row(0, named=True)
-    assert table["n_compared"] == compared.height and table["pct_agreement_new"] == round(100 * (correct == labels).mean(), 1)
+    assert table["n_compared"] == compared.height and table["pct_agreement_new"] == round(
+        100 * (correct == labels).mean(), 1
+    )
 
 
 def test_the_stage_gives_the_build_s_table_without_the_worker_processes(database, tmp_path):
@@ -201,17 +221,23 @@ def test_imported_answers_get_verdicts_for_all_23_languages(database, tmp_path):
     target = tmp_path / "calmqa.duckdb"
     shutil.copy(database, target)
     answers = tmp_path / "answers.csv"
-    answers.write_text("question,language,model,answer\n"
-                       "kirundi:1,Kirundi,my-model,\"Ishirahamwe rishobora kwunguka mu gihe rigurisha ibicuruzwa "
-                       "canke ibikorwa vyaryo ku giciro kiruta ico vyaritwaye.\"\n", encoding="utf-8")
+    answers.write_text(
+        "question,language,model,answer\n"
+        'kirundi:1,Kirundi,my-model,"Ishirahamwe rishobora kwunguka mu gihe rigurisha ibicuruzwa '
+        'canke ibikorwa vyaryo ku giciro kiruta ico vyaritwaye."\n',
+        encoding="utf-8",
+    )
     imports.import_file("answers", answers, target)
     with store.connect(target) as con:
-        row = con.sql("SELECT i.engine, i.language_correct FROM answer_language_all i JOIN answers a USING (answer_id) "
-                      "WHERE a.model = 'my-model'").fetchall()
+        row = con.sql(
+            "SELECT i.engine, i.language_correct FROM answer_language_all i JOIN answers a USING (answer_id) "
+            "WHERE a.model = 'my-model'"
+        ).fetchall()
     assert row == [("ngram", True)]
 
 
 # ---------------------------------------------------------------- the UDHR package
+
 
 def test_udhr_paragraphs_are_read_by_article(udhr_folder):
     paragraphs = udhr.paragraphs(["rn", "rw"], udhr_folder)
@@ -232,10 +258,14 @@ def test_the_installed_udhr_package_has_the_pinned_checksum(udhr_folder):
     sha256 = re.search(r"^UDHR_SHA256 := (\S+)", makefile, re.M).group(1)
     assert udhr.version(udhr_folder) == version
     tarball = udhr_folder.parent / f"udhr-{version}.tgz"
-    assert subprocess.run(["sha256sum", str(tarball)], capture_output=True, text=True, check=True).stdout.split()[0] == sha256
+    assert (
+        subprocess.run(["sha256sum", str(tarball)], capture_output=True, text=True, check=True).stdout.split()[0]
+        == sha256
+    )
 
 
 # ---------------------------------------------------------------- notebook 10
+
 
 def test_notebook_10_end_to_end(database, evaluation, tmp_path, con):
     texts, verdicts, meta = evaluation
@@ -244,9 +274,14 @@ def test_notebook_10_end_to_end(database, evaluation, tmp_path, con):
     texts.write_parquet(evaluation_dir / "texts.parquet")
     verdicts.write_parquet(evaluation_dir / "verdicts.parquet")
     (evaluation_dir / "meta.json").write_text(__import__("json").dumps(meta), encoding="utf-8")
-    html = run.run_notebook("10_language_identification", db_path=database, figures_root=tmp_path / "figures",
-                            reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                            parameters={"evaluation_dir": str(evaluation_dir)})
+    html = run.run_notebook(
+        "10_language_identification",
+        db_path=database,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+        parameters={"evaluation_dir": str(evaluation_dir)},
+    )
     out = tmp_path / "figures" / "10_language_identification"
     goals = pl.read_csv(out / "goals.csv")
     assert goals.equals(ev.goals(texts, verdicts, ev.rated_answers(con)).with_columns(pl.col("met").cast(pl.Boolean)))
@@ -255,22 +290,34 @@ def test_notebook_10_end_to_end(database, evaluation, tmp_path, con):
     # a cell recomputed from the table
     expected = con.sql("""SELECT 100 * avg(i.language_correct::INT) FROM answer_language_all i JOIN answers a USING (answer_id)
                           JOIN questions q USING (question_id) JOIN models m ON m.model = a.model
-                          WHERE q.language = 'Kirundi' AND q.question_type = 'specific' AND m.display_name = 'GPT-4o'""").fetchall()[0][0]
-    cell = cells.filter((pl.col("language") == "Kirundi") & (pl.col("question_type") == "specific") & (pl.col("model") == "GPT-4o"))
+                          WHERE q.language = 'Kirundi' AND q.question_type = 'specific' AND m.display_name = 'GPT-4o'""").fetchall()[
+        0
+    ][0]
+    cell = cells.filter(
+        (pl.col("language") == "Kirundi") & (pl.col("question_type") == "specific") & (pl.col("model") == "GPT-4o")
+    )
     assert cell["pct_correct_language"][0] == pytest.approx(round(expected, 1))
     assert "Kirundi ‡" in set(cells["language_label"])
     page = html.read_text(encoding="utf-8")
     assert "beyond the paper" in page and "Every goal of issue 19 is met." in page
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page)
-    assert pl.read_csv(out / "annotator_disagreements.csv").height == 0  # every Kirundi disagreement would be listed here
+    assert (
+        pl.read_csv(out / "annotator_disagreements.csv").height == 0
+    )  # every Kirundi disagreement would be listed here
 
 
 # ---------------------------------------------------------------- notebook 03 with every language identified
 
+
 def test_notebook_03_follows_its_language_identification_parameter(database, tmp_path, con):
-    html = run.run_notebook("03_surface_quality", db_path=database, figures_root=tmp_path / "figures",
-                            reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                            parameters={"language_identification": "all"})
+    html = run.run_notebook(
+        "03_surface_quality",
+        db_path=database,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+        parameters={"language_identification": "all"},
+    )
     out = tmp_path / "figures" / "03_surface_quality"
     # Its surface figures and rates are those of every language identified, under names of their own.
     assert not (out / "heatmap_pct_correct_language.csv").exists() and not (out / "rates_by_model.csv").exists()
@@ -282,8 +329,9 @@ def test_notebook_03_follows_its_language_identification_parameter(database, tmp
                           JOIN models m ON m.model = a.model
                           WHERE q.language = 'Balochi' AND q.question_type = 'agnostic' AND m.display_name = 'Aya 13B'
                             AND NOT s.provider_error""").fetchall()[0][0]
-    cell = cells.filter((pl.col("language") == "Balochi") & (pl.col("question_type") == "agnostic")
-                        & (pl.col("model") == "Aya 13B"))
+    cell = cells.filter(
+        (pl.col("language") == "Balochi") & (pl.col("question_type") == "agnostic") & (pl.col("model") == "Aya 13B")
+    )
     assert cell["pct_correct_language"][0] == pytest.approx(round(expected, 1))
     rates = pl.read_csv(out / "rates_by_model_all_languages.csv")
     assert set(rates["n_languages"]) == {23}
@@ -292,6 +340,11 @@ def test_notebook_03_follows_its_language_identification_parameter(database, tmp
 
 def test_notebook_03_names_an_unknown_language_identification(database, tmp_path):
     with pytest.raises(NotebookFailed, match="language_identification is 'both'; expected one of paper, all"):
-        run.run_notebook("03_surface_quality", db_path=database, figures_root=tmp_path / "figures",
-                         reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                         parameters={"language_identification": "both"})
+        run.run_notebook(
+            "03_surface_quality",
+            db_path=database,
+            figures_root=tmp_path / "figures",
+            reports_root=tmp_path / "reports",
+            build_root=tmp_path / "build",
+            parameters={"language_identification": "both"},
+        )

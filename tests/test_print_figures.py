@@ -32,10 +32,13 @@ from analysis.viz import charts, export, print_pdf, theme
 PAGE, COLUMN = theme.PRINT_WIDTHS["page"], theme.PRINT_WIDTHS["column"]
 MIN_CELL_LABEL, MIN_TEXT = 6.0, 7.0
 # A cell's label: a number (with its sign, decimals, thousands separators or %) or a status's short label.
-CELL_LABEL = re.compile(r"^(-?[\d,]+(\.\d+)?%?|" + "|".join(re.escape(s["label"]) for s in theme.STATUS_STYLES.values()) + ")$")
+CELL_LABEL = re.compile(
+    r"^(-?[\d,]+(\.\d+)?%?|" + "|".join(re.escape(s["label"]) for s in theme.STATUS_STYLES.values()) + ")$"
+)
 
 
 # ---------------------------------------------------------------- reading a PDF back
+
 
 @dataclass(frozen=True)
 class Glyph:
@@ -58,8 +61,14 @@ class TextRun:
 
 def _multiply(a: list[float], b: list[float]) -> list[float]:
     """The product a x b of two PDF matrices [a b c d e f]."""
-    return [a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
-            a[2] * b[1] + a[3] * b[3], a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5]]
+    return [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+        a[4] * b[0] + a[5] * b[2] + b[4],
+        a[4] * b[1] + a[5] * b[3] + b[5],
+    ]
 
 
 def _to_unicode(font) -> dict[int, str]:
@@ -101,9 +110,18 @@ def read_pdf(path: Path) -> tuple[float, float, list[Glyph]]:
             rendering = _multiply(text_matrix, matrix)
             scale = math.sqrt(abs(rendering[0] * rendering[3] - rendering[1] * rendering[2]))
             for i in range(0, len(data), 2):
-                cid = int.from_bytes(data[i:i + 2], "big")
-                glyphs.append(Glyph(str(fonts[font]["/BaseFont"]), cid, maps[font].get(cid, ""), round(font_size * scale, 2),
-                                    rendering[4], rendering[5], tuple(round(v, 3) for v in matrix)))
+                cid = int.from_bytes(data[i : i + 2], "big")
+                glyphs.append(
+                    Glyph(
+                        str(fonts[font]["/BaseFont"]),
+                        cid,
+                        maps[font].get(cid, ""),
+                        round(font_size * scale, 2),
+                        rendering[4],
+                        rendering[5],
+                        tuple(round(v, 3) for v in matrix),
+                    )
+                )
     box = page.mediabox
     return float(box.width), float(box.height), glyphs
 
@@ -111,7 +129,7 @@ def read_pdf(path: Path) -> tuple[float, float, list[Glyph]]:
 def text_runs(glyphs: list[Glyph]) -> list[TextRun]:
     """The glyphs grouped into the text elements they were drawn from, blanks left out."""
     runs = []
-    for (element, size, font), group in groupby(glyphs, key=lambda g: (g.element, g.size, g.font)):
+    for (_element, size, font), group in groupby(glyphs, key=lambda g: (g.element, g.size, g.font)):
         group = tuple(group)
         text = "".join(g.char for g in group)
         if text.strip():
@@ -140,12 +158,17 @@ def print_problems(path: Path) -> list[str]:
 
 # ---------------------------------------------------------------- charts to print
 
+
 def text_chart(texts: list[str]):
     """Each text on its own line, drawn as the suite draws any chart's text."""
     alt = theme.altair()
     table = pl.DataFrame({"line": list(range(len(texts))), "text": texts})
-    return alt.Chart(table).mark_text(align="left", fontSize=10).encode(
-        y=alt.Y("line:O", axis=None), text="text:N").properties(width=400)
+    return (
+        alt.Chart(table)
+        .mark_text(align="left", fontSize=10)
+        .encode(y=alt.Y("line:O", axis=None), text="text:N")
+        .properties(width=400)
+    )
 
 
 def model_language_cells(n_languages: int = 23) -> tuple[pl.DataFrame, dimensions.Orders]:
@@ -153,9 +176,19 @@ def model_language_cells(n_languages: int = 23) -> tuple[pl.DataFrame, dimension
     both question types, three-digit values, and a cell of each status."""
     models = [m.display_name for m in MODELS]
     languages = [f"Language {i:02d}" + (" †" if i % 7 == 3 else "") for i in range(n_languages)]
-    rows = [{"model": m, "language": language, "language_label": language, "question_type": qt,
-             "value": float((i * 37 + j * 11) % 101), "status": None}
-            for i, m in enumerate(models) for j, language in enumerate(languages) for qt in ("specific", "agnostic")]
+    rows = [
+        {
+            "model": m,
+            "language": language,
+            "language_label": language,
+            "question_type": qt,
+            "value": float((i * 37 + j * 11) % 101),
+            "status": None,
+        }
+        for i, m in enumerate(models)
+        for j, language in enumerate(languages)
+        for qt in ("specific", "agnostic")
+    ]
     rows[5]["status"], rows[5]["value"] = "provider errors only", None
     rows[9]["status"], rows[9]["value"] = "language not identified", None
     orders = dimensions.Orders(models, languages, languages, languages[n_languages // 2])
@@ -164,11 +197,13 @@ def model_language_cells(n_languages: int = 23) -> tuple[pl.DataFrame, dimension
 
 def wide_heatmap(n_languages: int = 23):
     cells, orders = model_language_cells(n_languages)
-    return charts.model_language_heatmap(cells, "value", orders, title="A share by model and language",
-                                         value_title="% of something", better="higher")
+    return charts.model_language_heatmap(
+        cells, "value", orders, title="A share by model and language", value_title="% of something", better="higher"
+    )
 
 
 # ---------------------------------------------------------------- size and type
+
 
 @pytest.fixture(scope="module")
 def heatmap_pdf(tmp_path_factory) -> Path:
@@ -212,8 +247,9 @@ def test_the_print_check_finds_text_too_small(tmp_path):
 def test_save_figure_writes_a_print_pdf_for_every_kind_of_chart(tmp_path):
     alt = theme.altair()
     table = pl.DataFrame({"model": ["GPT-4o", "Aya 13B"], "share": [40.0, 60.0]})
-    bars = theme.print_layout(alt.Chart(table).mark_bar().encode(x="share:Q", y="model:N")
-                              .properties(width=300, title="Bars"), "column", 0.5)
+    bars = theme.print_layout(
+        alt.Chart(table).mark_bar().encode(x="share:Q", y="model:N").properties(width=300, title="Bars"), "column", 0.5
+    )
     export.save_figure(bars, table, tmp_path, "bars")
     assert {p.suffix for p in tmp_path.iterdir()} == {".csv", ".svg", ".png", ".pdf"}
     width, _, _ = read_pdf(tmp_path / "bars.pdf")
@@ -246,6 +282,7 @@ def test_titles_are_wrapped_to_the_print_width():
 
 # ---------------------------------------------------------------- every figure of `make figures`
 
+
 def test_every_figure_has_a_print_pdf_that_fits_a_page_or_a_column(built_reports):
     figures = sorted((built_reports / "figures").glob("*/*.svg"))
     assert figures
@@ -254,8 +291,10 @@ def test_every_figure_has_a_print_pdf_that_fits_a_page_or_a_column(built_reports
         pdf = svg.with_suffix(".pdf")
         assert pdf.is_file(), f"{pdf.relative_to(built_reports)} is missing"
         width, height, glyphs = read_pdf(pdf)
-        sizes.append(f"{pdf.parent.name}/{pdf.name}: {width / 72:.2f} x {height / 72:.2f} in, "
-                     f"text {min(g.size for g in glyphs if g.char.strip()):g}-{max(g.size for g in glyphs):g} pt")
+        sizes.append(
+            f"{pdf.parent.name}/{pdf.name}: {width / 72:.2f} x {height / 72:.2f} in, "
+            f"text {min(g.size for g in glyphs if g.char.strip()):g}-{max(g.size for g in glyphs):g} pt"
+        )
         problems.update({pdf.name: found} if (found := print_problems(pdf)) else {})
     print("\n".join(sizes))
     assert not problems, problems
@@ -308,9 +347,22 @@ def test_real_arabic_and_pashto_questions_are_shaped(con, tmp_path):
 
 # Scripts and letters beyond the data's first questions: Pashto's own letters, Hungarian, Faroese,
 # Polynesian and Wolof diacritics, and Ethiopic (not a CaLMQA language, but Noto covers it).
-EXTRA_SAMPLES = ["العربية", "پښتو ځ ښ ګ ړ", "हिन्दी", "עברית", "中文 简体 繁體", "日本語 ひらがな カタカナ",
-                 "한국어", "Русский", "Hőmérséklet űrhajó", "Føroyskt ð", "Faʻa Sāmoa lea faka-Tonga",
-                 "Wolof ëñŋ", "Setswana š", "አማርኛ"]
+EXTRA_SAMPLES = [
+    "العربية",
+    "پښتو ځ ښ ګ ړ",
+    "हिन्दी",
+    "עברית",
+    "中文 简体 繁體",
+    "日本語 ひらがな カタカナ",
+    "한국어",
+    "Русский",
+    "Hőmérséklet űrhajó",
+    "Føroyskt ð",
+    "Faʻa Sāmoa lea faka-Tonga",
+    "Wolof ëñŋ",
+    "Setswana š",
+    "አማርኛ",
+]
 
 
 def letters(text: str) -> str:

@@ -9,10 +9,23 @@ ROOT = paths.ROOT
 
 
 def test_make_help_lists_the_targets():
-    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout
-    for target in ("setup", "data", "db", "figures", "check-reports", "import-answers", "import-metrics",
-                   "import-questions", "test", "bench", "lab", "clean"):
+    out = subprocess.run(
+        ["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    for target in (
+        "setup",
+        "data",
+        "db",
+        "figures",
+        "check-reports",
+        "import-answers",
+        "import-metrics",
+        "import-questions",
+        "test",
+        "bench",
+        "lab",
+        "clean",
+    ):
         assert f"make {target} " in out
 
 
@@ -31,7 +44,12 @@ def test_make_lab_runs_as_root():
     """JupyterLab refuses to start as root without `--allow-root`; `make lab` passes it then, and only then."""
     import os
 
-    out = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.setup-done", "-o", "data/calmqa.duckdb",
-                          "lab"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-o", ".venv/.setup-done", "-o", "data/calmqa.duckdb", "lab"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     command = next(line for line in out.splitlines() if "jupyter lab" in line)
     assert ("--allow-root" in command) == (os.geteuid() == 0)

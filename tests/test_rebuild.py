@@ -8,16 +8,15 @@ import shutil
 import duckdb
 import polars as pl
 import pytest
+from tiny_release import write_release
 
-from analysis import schema, store
+from analysis import cli, schema, store
 from analysis.core import paths
-from analysis import cli
 from analysis.core.errors import CheckFailed, InputError, Problems
 from analysis.io import imports as import_files
 from analysis.pipeline import checks, imports
 from analysis.pipeline.build import build
 from analysis.reporting import run
-from tiny_release import write_release
 
 
 def _tables(db_path) -> dict[str, list]:
@@ -40,14 +39,26 @@ def tiny(tmp_path, language_id_model):
 
 def _import_a_model_and_a_question(tmp_path, db_path):
     answers = tmp_path / "answers.csv"
-    answers.write_text("question,language,model,answer,display_name\n"
-                       "german:0,German,kept-model,Eine Antwort auf Deutsch über die Uhrzeit.,Kept Model\n"
-                       "german:1,German,kept-model,Föhn ist ein warmer Fallwind in den Alpen.,Kept Model\n",
-                       encoding="utf-8")
+    answers.write_text(
+        "question,language,model,answer,display_name\n"
+        "german:0,German,kept-model,Eine Antwort auf Deutsch über die Uhrzeit.,Kept Model\n"
+        "german:1,German,kept-model,Föhn ist ein warmer Fallwind in den Alpen.,Kept Model\n",
+        encoding="utf-8",
+    )
     questions = tmp_path / "questions.jsonl"
-    questions.write_text(json.dumps({"language": "German", "question_type": "specific", "collection": "auto",
-                                     "question": "Warum ist der Sonntag in Deutschland ein Ruhetag?",
-                                     "answer": "Weil das Grundgesetz ihn schützt."}) + "\n", encoding="utf-8")
+    questions.write_text(
+        json.dumps(
+            {
+                "language": "German",
+                "question_type": "specific",
+                "collection": "auto",
+                "question": "Warum ist der Sonntag in Deutschland ein Ruhetag?",
+                "answer": "Weil das Grundgesetz ihn schützt.",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return imports.import_file("answers", answers, db_path), imports.import_file("questions", questions, db_path)
 
 
@@ -61,10 +72,13 @@ def test_a_rebuild_replays_the_kept_imports_into_the_same_tables(tmp_path, tiny)
     # every stage ran for what was imported, the language identification of the new question included
     with store.connect(db_path) as con:
         new_question = con.execute("SELECT question_id FROM questions WHERE collection = 'auto'").fetchall()
-        assert con.execute("SELECT count(*) FROM question_language_id WHERE question_id = ?", new_question[0]).fetchall() == [(1,)]
+        assert con.execute(
+            "SELECT count(*) FROM question_language_id WHERE question_id = ?", new_question[0]
+        ).fetchall() == [(1,)]
         for table in ("answer_surface", "answer_language_all"):
-            assert con.execute(f"SELECT count(*) FROM {table} JOIN answers USING (answer_id) "
-                               "WHERE model = 'kept-model'").fetchall() == [(2,)]
+            assert con.execute(
+                f"SELECT count(*) FROM {table} JOIN answers USING (answer_id) WHERE model = 'kept-model'"
+            ).fetchall() == [(2,)]
     db_path.unlink()
     counts = build(source, db_path, verify=False, progress=False)
     assert counts["imports"] == 2 and counts["applied_imports"] == 2
@@ -125,11 +139,15 @@ def test_the_checks_find_broken_references_missing_verdicts_and_other_counts(tmp
         con.execute("INSERT INTO answer_metrics VALUES (999999, 1, 1, TRUE, 'x')")
         con.execute("DELETE FROM answer_surface WHERE answer_id = (SELECT min(answer_id) FROM answer_surface)")
         found = checks.failures(con, part, None)
-        assert any(f.startswith("answer_metrics.answer_id: 1 rows name no answers.answer_id (the first: 999999)") for f in found)
+        assert any(
+            f.startswith("answer_metrics.answer_id: 1 rows name no answers.answer_id (the first: 999999)")
+            for f in found
+        )
         assert any(f.startswith("answer_surface: 1 model answers have no row") for f in found)
         expected = tmp_path / "expected.csv"
         checks.release_counts(con, part).with_columns(
-            rows=pl.when(pl.col("table") == "questions").then(pl.col("rows") + 1).otherwise("rows")).write_csv(expected)
+            rows=pl.when(pl.col("table") == "questions").then(pl.col("rows") + 1).otherwise("rows")
+        ).write_csv(expected)
         assert "questions in German: 3 rows, expected.csv expects 4" in checks.failures(con, part, expected)
 
 
@@ -151,22 +169,44 @@ def test_an_imported_model_is_in_every_figure_after_a_rebuild_from_scratch(datab
     db_path = tmp_path / "calmqa.duckdb"
     imports.copy_database(database, db_path)
     with store.connect(db_path) as con:
-        con.sql("SELECT q.name AS question, q.language, 'rebuilt-model' AS model, a.text AS answer, "
-                "'Rebuilt Model' AS display_name FROM answers a JOIN questions q USING (question_id) "
-                "WHERE a.model = 'gpt-4o'").pl().write_csv(tmp_path / "answers.csv")
+        con.sql(
+            "SELECT q.name AS question, q.language, 'rebuilt-model' AS model, a.text AS answer, "
+            "'Rebuilt Model' AS display_name FROM answers a JOIN questions q USING (question_id) "
+            "WHERE a.model = 'gpt-4o'"
+        ).pl().write_csv(tmp_path / "answers.csv")
     assert imports.import_file("answers", tmp_path / "answers.csv", db_path).added > 2_000
     db_path.unlink()
     build(release_folder, db_path)  # the pinned release: the checks compare its rows with the expected counts
     with store.connect(db_path) as con:
         n_answers = con.execute("SELECT count(*) FROM answers WHERE model = 'rebuilt-model'").fetchall()[0][0]
         for table in ("answer_surface", "answer_language_all"):
-            assert con.execute(f"SELECT count(*) FROM {table} JOIN answers USING (answer_id) "
-                               "WHERE model = 'rebuilt-model'").fetchall()[0][0] == n_answers > 2_000
-        assert con.execute("SELECT display_name FROM models WHERE model = 'rebuilt-model'").fetchall() == [("Rebuilt Model",)]
-    run.run_notebook(name, db_path=db_path, figures_root=tmp_path / "figures", reports_root=tmp_path / "reports",
-                     build_root=tmp_path / "build")
-    release_models = {"GPT-4 Turbo", "GPT-4o", "Claude 3 Opus", "Gemini 1.5 Pro", "Llama 3 70B", "Mixtral 8x22B",
-                      "Aya 13B", "Gemma 7B"}
+            assert (
+                con.execute(
+                    f"SELECT count(*) FROM {table} JOIN answers USING (answer_id) WHERE model = 'rebuilt-model'"
+                ).fetchall()[0][0]
+                == n_answers
+                > 2_000
+            )
+        assert con.execute("SELECT display_name FROM models WHERE model = 'rebuilt-model'").fetchall() == [
+            ("Rebuilt Model",)
+        ]
+    run.run_notebook(
+        name,
+        db_path=db_path,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+    )
+    release_models = {
+        "GPT-4 Turbo",
+        "GPT-4o",
+        "Claude 3 Opus",
+        "Gemini 1.5 Pro",
+        "Llama 3 70B",
+        "Mixtral 8x22B",
+        "Aya 13B",
+        "Gemma 7B",
+    }
     showing_all = 0
     for csv in sorted((tmp_path / "figures" / name).glob("*.csv")):
         table = pl.read_csv(csv, infer_schema=False)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from analysis.core import paths
-from analysis.io import release
 from analysis.core.errors import InputError
+from analysis.io import release
 
 SUBSET = ("categories-metadata.csv", "datasets/dataset-specific-tongan.json", "languages.csv")
 

@@ -17,12 +17,11 @@ import altair as alt
 import nbformat
 import polars as pl
 import pytest
+from tiny_release import write_release
 
 from analysis.core import files, paths
 from analysis.pipeline.build import build
 from analysis.reporting import browser, provenance, run
-
-from tiny_release import write_release
 
 NOTEBOOK_NAMES = run.notebook_names()
 XSS_SCRIPT = "<script>window.__calmqa_xss = 'script'</script>"
@@ -41,16 +40,21 @@ def chromium():
 
 
 def _chart_views_state(chrome, session) -> dict:
-    return chrome.evaluate(session, """(() => {
+    return chrome.evaluate(
+        session,
+        """(() => {
       const views = window.calmqaViews || [];
       const read = (v, name) => { try { return v.signal(name); } catch (e) { return undefined; } };
       return {highlights: views.map(v => read(v, 'calmqa_highlight'))};
-    })()""")
+    })()""",
+    )
 
 
 def _click_first_heatmap(chrome, session) -> dict:
     """Click a quarter into the plot of the first linked, unfaceted chart; return every chart's highlight."""
-    position = chrome.evaluate(session, """(() => {
+    position = chrome.evaluate(
+        session,
+        """(() => {
       const views = window.calmqaViews || [];
       const read = (v, name) => { try { return v.signal(name); } catch (e) { return undefined; } };
       const view = views.find(v => read(v, 'calmqa_pick') !== undefined && read(v, 'width') > 0);
@@ -59,7 +63,8 @@ def _click_first_heatmap(chrome, session) -> dict:
       const box = view.container().querySelector('canvas, svg').getBoundingClientRect();
       const origin = view.origin();
       return [box.left + origin[0] + view.width() * 0.25, box.top + origin[1] + view.height() * 0.25];
-    })()""")
+    })()""",
+    )
     if position is None:
         return {"clicked": False}
     chrome.click(session, *position)
@@ -140,14 +145,18 @@ def test_report_reads_as_a_report(chromium, built_reports, name):
     table or cell), a table of contents on a page longer than two screens, a provenance line that does
     not break words, and no text addressed to whoever runs the notebook."""
     page = built_reports / "reports" / f"{name}.html"
-    view = chromium.open(page, viewport=(1400, 900), actions=lambda chrome, session: chrome.evaluate(session, READER_VIEW_JS)).values
+    view = chromium.open(
+        page, viewport=(1400, 900), actions=lambda chrome, session: chrome.evaluate(session, READER_VIEW_JS)
+    ).values
     title = provenance.read(page)["title"]
     assert view["title"].startswith(title) and view["title"] not in ("Notebook", name), view["title"]
     assert view["indexLinks"] >= 1, f"{name} has no link back to the index"
     assert "shape: (" not in view["text"] and view["polarsTables"] == 0, f"{name} shows a polars frame as it prints"
     dtype_cells = [c for c in view["cells"] if POLARS_DTYPE.match(c)]
     assert not dtype_cells, f"{name} has a dtype row or null cells: {dtype_cells[:5]}"
-    assert not [c for c in view["cells"] if c in ("…", "...") or c.endswith("…")], f"{name} cuts a table's rows or a cell"
+    assert not [c for c in view["cells"] if c in ("…", "...") or c.endswith("…")], (
+        f"{name} cuts a table's rows or a cell"
+    )
     assert not [c for c in view["cells"] if len(c) > 1 and c[0] == c[-1] == '"'], f"{name} quotes its strings"
     assert not view["cutTables"], f"{name}: tables wider than the page at 1400 px: {view['cutTables']}"
     if view["pageHeight"] > 2 * view["screenHeight"]:
@@ -164,10 +173,15 @@ def test_index_links_every_report_with_thumbnail_and_one_provenance(chromium, bu
     page = built_reports / "reports" / "index.html"
 
     def look(chrome, session):
-        return chrome.evaluate(session, """Array.from(document.images).map(i => ({
-            natural: i.naturalWidth / i.naturalHeight, shown: i.getBoundingClientRect().width / i.getBoundingClientRect().height}))""")
+        return chrome.evaluate(
+            session,
+            """Array.from(document.images).map(i => ({
+            natural: i.naturalWidth / i.naturalHeight, shown: i.getBoundingClientRect().width / i.getBoundingClientRect().height}))""",
+        )
 
-    result = chromium.open(page, viewport=(1400, 900), actions=lambda chrome, session: {"images": look(chrome, session)})
+    result = chromium.open(
+        page, viewport=(1400, 900), actions=lambda chrome, session: {"images": look(chrome, session)}
+    )
     assert result.problems == []
     html = page.read_text(encoding="utf-8")
     for name in NOTEBOOK_NAMES:
@@ -199,6 +213,7 @@ def test_the_checker_fails_on_blank_charts_requests_and_console_errors(chromium,
 
 
 # ------------------------------------------------------------------------- text from data is text
+
 
 def _poison(folder: Path) -> None:
     """Put the payload into a category, question texts and answers of the tiny release."""
@@ -253,14 +268,22 @@ def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
     probe.cells = [parameters, *(nbformat.v4.new_code_cell(c) for c in PROBE_CELLS)]
     nbformat.write(probe, notebooks / "probe.ipynb")
     for name in ("01_dataset_overview", "probe"):
-        page = run.run_notebook(name, db_path=database, figures_root=tmp_path / "figures",
-                                reports_root=tmp_path / "reports", build_root=tmp_path / "build",
-                                notebooks_root=notebooks)
+        page = run.run_notebook(
+            name,
+            db_path=database,
+            figures_root=tmp_path / "figures",
+            reports_root=tmp_path / "reports",
+            build_root=tmp_path / "build",
+            notebooks_root=notebooks,
+        )
 
         def inspect(chrome, session):
-            return chrome.evaluate(session, "({xss: window.__calmqa_xss || null, text: document.body.innerText,"
-                                            " svgText: Array.from(document.querySelectorAll('svg text'))"
-                                            ".map(t => t.textContent).join(' ')})")
+            return chrome.evaluate(
+                session,
+                "({xss: window.__calmqa_xss || null, text: document.body.innerText,"
+                " svgText: Array.from(document.querySelectorAll('svg text'))"
+                ".map(t => t.textContent).join(' ')})",
+            )
 
         result = chromium.open(page, actions=inspect)
         assert result.values["xss"] is None, f"{name}: the payload ran ({result.values['xss']})"

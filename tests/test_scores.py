@@ -19,21 +19,28 @@ from analysis.stats import comparisons, intervals
 
 
 def _answers(rows: list[tuple]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema={"surface_ok": pl.Boolean, "n_claims": pl.Int32, "n_supported": pl.Int32,
-                                      "relevant": pl.Boolean}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"surface_ok": pl.Boolean, "n_claims": pl.Int32, "n_supported": pl.Int32, "relevant": pl.Boolean},
+        orient="row",
+    )
 
 
 def test_s_on_hand_made_answers():
-    scored = scores.score_components(_answers([
-        (True, 4, 3, True),      # 3 of 4 claims supported, relevant
-        (True, 0, 0, True),      # no claim extracted: S_fact is 0
-        (True, 5, 5, False),     # not relevant
-        (False, 4, 4, True),     # a surface issue: 0 whatever the metrics say
-        (True, None, None, None),  # clean, metrics not imported: unknown
-        (True, 2, 1, None),      # factuality only: S unknown
-        (None, 3, 3, True),      # surface verdict unknown
-        (False, None, None, None),
-    ]))
+    scored = scores.score_components(
+        _answers(
+            [
+                (True, 4, 3, True),  # 3 of 4 claims supported, relevant
+                (True, 0, 0, True),  # no claim extracted: S_fact is 0
+                (True, 5, 5, False),  # not relevant
+                (False, 4, 4, True),  # a surface issue: 0 whatever the metrics say
+                (True, None, None, None),  # clean, metrics not imported: unknown
+                (True, 2, 1, None),  # factuality only: S unknown
+                (None, 3, 3, True),  # surface verdict unknown
+                (False, None, None, None),
+            ]
+        )
+    )
     assert scored["s_surf"].to_list() == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, None, 0.0]
     assert scored["s_fact"].to_list() == [0.75, 0.0, 1.0, None, None, 0.5, None, None]
     assert scored["s_rel"].to_list() == [1.0, 1.0, 0.0, None, None, None, None, None]
@@ -42,12 +49,15 @@ def test_s_on_hand_made_answers():
 
 # ---------------------------------------------------------------------------------------- bootstrap
 
+
 def _cells_frame() -> pl.DataFrame:
     rng = np.random.default_rng(1)
-    return pl.DataFrame({
-        "model": ["a"] * 400 + ["b"] * 30 + ["c"] * 9,
-        "value": np.concatenate([rng.random(400) < 0.5, rng.random(30), np.ones(9)]).astype(float),
-    })
+    return pl.DataFrame(
+        {
+            "model": ["a"] * 400 + ["b"] * 30 + ["c"] * 9,
+            "value": np.concatenate([rng.random(400) < 0.5, rng.random(30), np.ones(9)]).astype(float),
+        }
+    )
 
 
 def test_bootstrap_is_deterministic_and_contains_the_estimate():
@@ -58,7 +68,10 @@ def test_bootstrap_is_deterministic_and_contains_the_estimate():
     assert shown["model"].to_list() == ["a", "b"]
     assert ((shown["ci_low"] <= shown["mean"]) & (shown["mean"] <= shown["ci_high"])).all()
     assert (shown["ci_low"] < shown["ci_high"]).all()
-    assert intervals.bootstrap_cells(_cells_frame(), ["model"], "value", seed=7)["ci_low"].to_list() != first["ci_low"].to_list()
+    assert (
+        intervals.bootstrap_cells(_cells_frame(), ["model"], "value", seed=7)["ci_low"].to_list()
+        != first["ci_low"].to_list()
+    )
 
 
 def test_bootstrap_width_matches_the_normal_approximation():
@@ -80,16 +93,30 @@ def test_bootstrap_blanks_thin_cells_and_a_cell_does_not_depend_on_the_others():
 def test_bootstrap_of_a_constant_is_the_constant_and_nulls_are_not_answers():
     frame = pl.DataFrame({"model": ["a"] * 12, "value": [1.0] * 10 + [None, None]})
     row = intervals.bootstrap_cells(frame, ["model"], "value", scale=100.0).row(0, named=True)
-    assert (row["n_answers"], row["n_valid"], row["mean"], row["ci_low"], row["ci_high"]) == (12, 10, 100.0, 100.0, 100.0)
+    assert (row["n_answers"], row["n_valid"], row["mean"], row["ci_low"], row["ci_high"]) == (
+        12,
+        10,
+        100.0,
+        100.0,
+        100.0,
+    )
 
 
 def _scored_cell(n_clean_with_metrics: int, n_clean_without: int, n_issue: int) -> pl.DataFrame:
-    rows = ([(True, 2, 2, True)] * n_clean_with_metrics + [(True, None, None, None)] * n_clean_without
-            + [(False, None, None, None)] * n_issue)
+    rows = (
+        [(True, 2, 2, True)] * n_clean_with_metrics
+        + [(True, None, None, None)] * n_clean_without
+        + [(False, None, None, None)] * n_issue
+    )
     return scores.score_components(_answers(rows)).with_columns(
-        model=pl.lit("m"), language=pl.lit("German"), question_type=pl.lit("specific"),
-        language_label=pl.lit("German"), resource_level=pl.lit("high"), unreliable=pl.lit(False),
-        provider_error=pl.lit(False))
+        model=pl.lit("m"),
+        language=pl.lit("German"),
+        question_type=pl.lit("specific"),
+        language_label=pl.lit("German"),
+        resource_level=pl.lit("high"),
+        unreliable=pl.lit(False),
+        provider_error=pl.lit(False),
+    )
 
 
 def test_s_cells_need_metrics_for_their_clean_answers():
@@ -105,6 +132,7 @@ def test_s_cells_need_metrics_for_their_clean_answers():
 
 # ------------------------------------------------------------------------ comparisons of two groups
 
+
 def _comparison_frame() -> pl.DataFrame:
     rng = np.random.default_rng(3)
     rows = []
@@ -114,9 +142,19 @@ def _comparison_frame() -> pl.DataFrame:
                 continue
             for model in ("m1", "m2"):
                 values = np.clip(rng.normal(0.5 + (shift if collection == "auto" else 0), 0.2, n), 0, 1)
-                rows += [{"model": model, "language": language, "resource_level": level, "unreliable": False,
-                          "provider_error": False, "collection": collection, "question_type": "specific",
-                          "s": float(v)} for v in values]
+                rows += [
+                    {
+                        "model": model,
+                        "language": language,
+                        "resource_level": level,
+                        "unreliable": False,
+                        "provider_error": False,
+                        "collection": collection,
+                        "question_type": "specific",
+                        "s": float(v),
+                    }
+                    for v in values
+                ]
     return pl.DataFrame(rows)
 
 
@@ -126,7 +164,12 @@ AUTO = {"label": "auto", "collection": "auto", "question_type": "specific"}
 
 def _sample(frame, language=None, collection=None, model=None, level=None):
     keep = pl.lit(True)
-    for column, wanted in (("language", language), ("collection", collection), ("model", model), ("resource_level", level)):
+    for column, wanted in (
+        ("language", language),
+        ("collection", collection),
+        ("model", model),
+        ("resource_level", level),
+    ):
         if wanted is not None:
             keep = keep & (pl.col(column) == wanted)
     return frame.filter(keep)["s"].to_numpy()
@@ -158,7 +201,10 @@ def test_a_share_is_compared_by_fishers_exact_test_not_ks():
     for row in table.filter(pl.col("language") != "Afar").iter_rows(named=True):
         human = frame.filter((pl.col("language") == row["language"]) & (pl.col("collection") == "human"))["s_surf"]
         auto = frame.filter((pl.col("language") == row["language"]) & (pl.col("collection") == "auto"))["s_surf"]
-        contingency = [[int(human.sum()), human.len() - int(human.sum())], [int(auto.sum()), auto.len() - int(auto.sum())]]
+        contingency = [
+            [int(human.sum()), human.len() - int(human.sum())],
+            [int(auto.sum()), auto.len() - int(auto.sum())],
+        ]
         assert row["p_value"] == stats.fisher_exact(contingency).pvalue
         assert row["difference"] == round(100 * (human.mean() - auto.mean()), 1)
     japanese = table.filter(pl.col("language") == "Japanese").row(0, named=True)
@@ -173,7 +219,9 @@ def test_comparison_aggregate_equals_scipy_on_the_pooled_high_resource_answers()
     assert table["model"].to_list() == ["m1", "m2", scores.ALL_MODELS]
     for row in table.iter_rows(named=True):
         model = None if row["model"] == scores.ALL_MODELS else row["model"]
-        expected = stats.ks_2samp(_sample(frame, None, "human", model, "high"), _sample(frame, None, "auto", model, "high"))
+        expected = stats.ks_2samp(
+            _sample(frame, None, "human", model, "high"), _sample(frame, None, "auto", model, "high")
+        )
         assert row["ks_d"] == expected.statistic and row["p_value"] == expected.pvalue
 
 
@@ -189,8 +237,13 @@ def test_comparison_aggregate_pools_only_the_models_in_both_groups():
 
 
 def test_groups_fall_back_when_one_is_empty():
-    frame = _comparison_frame().filter(pl.col("collection") == "human").with_columns(
-        question_type=pl.when(pl.col("model") == "m1").then(pl.lit("specific")).otherwise(pl.lit("agnostic")))
+    frame = (
+        _comparison_frame()
+        .filter(pl.col("collection") == "human")
+        .with_columns(
+            question_type=pl.when(pl.col("model") == "m1").then(pl.lit("specific")).otherwise(pl.lit("agnostic"))
+        )
+    )
     specific = {"label": "specific", "question_type": "specific"}
     agnostic = {"label": "agnostic", "question_type": "agnostic"}
     groups, note = scores.choose_groups(frame, "s", (HUMAN, AUTO), (specific, agnostic))
@@ -219,14 +272,17 @@ def test_score_choice_follows_the_metrics_coverage():
 
 # ------------------------------------------------------------------------------ notebooks end to end
 
+
 @pytest.fixture(scope="module")
 def surface_database(database) -> str:
     """The snapshot's database, which holds the surface verdicts (table answer_surface) from its build."""
     return database
 
 
-GERMAN_ANSWER = ("Antwort {k}: In Bayern sind viele Feiertage katholisch geprägt, weil die Mehrheit der Bevölkerung "
-                 "lange katholisch war und die Landesregierung diese Tage gesetzlich geschützt hat.")
+GERMAN_ANSWER = (
+    "Antwort {k}: In Bayern sind viele Feiertage katholisch geprägt, weil die Mehrheit der Bevölkerung "
+    "lange katholisch war und die Landesregierung diese Tage gesetzlich geschützt hat."
+)
 
 
 def _write_csv(path, header, rows):
@@ -243,8 +299,14 @@ def _import_metrics_for_every_answer(path, folder, seed):
     rng = np.random.default_rng(seed)
     n_claims = rng.integers(0, 15, len(names))
     metrics = folder / f"metrics-{seed}.csv"
-    pl.DataFrame({"answer": names, "n_claims": n_claims, "n_supported": rng.binomial(n_claims, 0.7),
-                  "relevant": (rng.random(len(names)) < 0.85).astype(int)}).write_csv(metrics)
+    pl.DataFrame(
+        {
+            "answer": names,
+            "n_claims": n_claims,
+            "n_supported": rng.binomial(n_claims, 0.7),
+            "relevant": (rng.random(len(names)) < 0.85).astype(int),
+        }
+    ).write_csv(metrics)
     imports.import_file("metrics", metrics, path)
 
 
@@ -255,8 +317,11 @@ def metrics_database(surface_database, tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("metrics")
     path = folder / "calmqa.duckdb"
     shutil.copy(surface_database, path)
-    _write_csv(folder / "questions.csv", ["language", "question_type", "question", "collection"],
-               (["German", "specific", f"Warum feiert man in Bayern den Feiertag Nummer {k}?", "auto"] for k in range(12)))
+    _write_csv(
+        folder / "questions.csv",
+        ["language", "question_type", "question", "collection"],
+        (["German", "specific", f"Warum feiert man in Bayern den Feiertag Nummer {k}?", "auto"] for k in range(12)),
+    )
     imports.import_file("questions", folder / "questions.csv", path)
     _import_metrics_for_every_answer(path, folder, 5)
     return path
@@ -268,17 +333,28 @@ def auto_answers_database(metrics_database, tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("auto")
     path = folder / "calmqa.duckdb"
     imports.copy_database(metrics_database, path)
-    _write_csv(folder / "answers.csv", ["question", "language", "model", "answer"],
-               ([f"auto:german:{k}", "German", model, GERMAN_ANSWER.format(k=k)]
-                for k in range(12) for model in ("gpt-4o", "claude-3-opus", "gemma-7b")))
+    _write_csv(
+        folder / "answers.csv",
+        ["question", "language", "model", "answer"],
+        (
+            [f"auto:german:{k}", "German", model, GERMAN_ANSWER.format(k=k)]
+            for k in range(12)
+            for model in ("gpt-4o", "claude-3-opus", "gemma-7b")
+        ),
+    )
     imports.import_file("answers", folder / "answers.csv", path)
     _import_metrics_for_every_answer(path, folder, 6)
     return path
 
 
 def _run(name, db_path, tmp_path):
-    html = run.run_notebook(name, db_path=db_path, figures_root=tmp_path / "figures",
-                            reports_root=tmp_path / "reports", build_root=tmp_path / "build")
+    html = run.run_notebook(
+        name,
+        db_path=db_path,
+        figures_root=tmp_path / "figures",
+        reports_root=tmp_path / "reports",
+        build_root=tmp_path / "build",
+    )
     return tmp_path / "figures" / name, html.read_text(encoding="utf-8")
 
 
@@ -286,11 +362,16 @@ def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
     out, page = _run("04_answer_scores", surface_database, tmp_path)
     # Without metrics the table is Table 2's surface column only, so its name claims no table of the paper.
     assert sorted(p.name for p in out.iterdir()) == [
-        "heatmap_s_surf.csv", "heatmap_s_surf.pdf", "heatmap_s_surf.png", "heatmap_s_surf.svg",
-        "scores_by_model.csv"]
+        "heatmap_s_surf.csv",
+        "heatmap_s_surf.pdf",
+        "heatmap_s_surf.png",
+        "heatmap_s_surf.svg",
+        "scores_by_model.csv",
+    ]
     assert "Factuality (S_fact) and relevance (S_rel) are missing" in page and "make import-metrics" in page
     assert provenance.read(out.parent.parent / "reports" / "04_answer_scores.html")["title"].startswith(
-        "Answer scores: the surface component only (paper Figure 9;")
+        "Answer scores: the surface component only (paper Figure 9;"
+    )
     with store.connect(surface_database) as con:
         expected = scores.score_cells(scores.answer_scores(con), "s_surf")
     assert pl.read_csv(out / "heatmap_s_surf.csv", schema=expected.schema).equals(expected)
@@ -311,14 +392,17 @@ def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path
     assert table.filter(pl.col("score") == "s")["mean"].null_count() == 0
     assert "Imported metrics cover" in page and "are missing" not in page
     assert provenance.read(out.parent.parent / "reports" / "04_answer_scores.html")["title"] == (
-        "Answer scores (paper Figures 2, 9, 10, 11 and Table 2)")
+        "Answer scores (paper Figures 2, 9, 10, 11 and Table 2)"
+    )
 
 
 def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_database, tmp_path):
     out, page = _run("06_collection_comparison", surface_database, tmp_path)
     assert "has no answers in this database" in page and "Compared instead" in page
     by_language = pl.read_csv(out / "tests_by_language.csv")
-    assert set(by_language["group_a"]) == {"culturally specific"} and set(by_language["group_b"]) == {"culturally agnostic"}
+    assert set(by_language["group_a"]) == {"culturally specific"} and set(by_language["group_b"]) == {
+        "culturally agnostic"
+    }
     # Without metrics the score is S_surf, 0 or 1 per answer: Fisher's exact test, not KS.
     assert set(by_language["test"]) == {"Fisher's exact test"} and by_language["ks_d"].null_count() == 23
     assert by_language.height == 23 and by_language["p_value"].null_count() == 0
@@ -338,8 +422,9 @@ def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(met
     assert set(by_language["test"]) == {"two-sample Kolmogorov-Smirnov test"}
     with store.connect(metrics_database) as con:
         answers = scores.answer_scores(con).filter(pl.col("language") == "Hindi")
-    specific, agnostic = (answers.filter(pl.col("question_type") == t)["s"].drop_nulls().to_numpy()
-                          for t in ("specific", "agnostic"))
+    specific, agnostic = (
+        answers.filter(pl.col("question_type") == t)["s"].drop_nulls().to_numpy() for t in ("specific", "agnostic")
+    )
     hindi = by_language.filter(pl.col("language") == "Hindi").row(0, named=True)
     assert hindi["ks_d"] == pytest.approx(stats.ks_2samp(specific, agnostic).statistic, rel=1e-12)
 
@@ -352,7 +437,9 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
     assert german["n_b"] == 36 and german["ks_d"] is not None
     with store.connect(auto_answers_database) as con:
         answers = scores.answer_scores(con).filter(pl.col("language") == "German")
-    human = answers.filter((pl.col("collection") == "human") & (pl.col("question_type") == "specific"))["s"].drop_nulls()
+    human = answers.filter((pl.col("collection") == "human") & (pl.col("question_type") == "specific"))[
+        "s"
+    ].drop_nulls()
     auto = answers.filter(pl.col("collection") == "auto")["s"].drop_nulls()
     expected = stats.ks_2samp(human.to_numpy(), auto.to_numpy())
     assert german["ks_d"] == pytest.approx(expected.statistic, rel=1e-12)
@@ -362,7 +449,8 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
     assert groups == {"human-collected", "auto-collected"}
     assert (out / "table14_high_resource.csv").is_file()
     assert provenance.read(out.parent.parent / "reports" / "06_collection_comparison.html")["title"] == (
-        "Human- vs auto-collected questions (paper Figure 12, Table 14, the Appendix C.2 tests)")
+        "Human- vs auto-collected questions (paper Figure 12, Table 14, the Appendix C.2 tests)"
+    )
 
 
 def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_database):
@@ -371,14 +459,22 @@ def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_datab
         cells = surface.metric_cells(rates, "pct_surface_ok")
     shown = cells.filter(pl.col("status").is_null())
     # In the suite's order: models as the paper lists them, question types culturally specific first.
-    expected = dimensions.in_order(rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)),
-                                   ["model", "language", "question_type"])
-    assert shown.select("model", "language", "question_type").equals(expected.select("model", "language", "question_type"))
+    expected = dimensions.in_order(
+        rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)), ["model", "language", "question_type"]
+    )
+    assert shown.select("model", "language", "question_type").equals(
+        expected.select("model", "language", "question_type")
+    )
     assert (shown["pct_surface_ok"] - expected["pct_surface_ok"]).abs().max() <= 0.05
     assert shown["ci_low"].null_count() == 0
-    assert ((shown["ci_low"] <= shown["pct_surface_ok"] + 0.05) & (shown["pct_surface_ok"] - 0.05 <= shown["ci_high"])).all()
+    assert (
+        (shown["ci_low"] <= shown["pct_surface_ok"] + 0.05) & (shown["pct_surface_ok"] - 0.05 <= shown["ci_high"])
+    ).all()
     # Wilson intervals never collapse to a point, at 0% and 100% included.
     assert (shown["ci_low"] < shown["ci_high"]).all()
     # The unreliable languages and the all-error cells are never drawn as a share.
     assert set(cells.filter(pl.col("unreliable"))["status"]) == {surface.NOT_IDENTIFIED, surface.PROVIDER_ERRORS_ONLY}
-    assert cells.filter(pl.col("status").is_not_null())["pct_surface_ok"].null_count() == cells["status"].is_not_null().sum()
+    assert (
+        cells.filter(pl.col("status").is_not_null())["pct_surface_ok"].null_count()
+        == cells["status"].is_not_null().sum()
+    )

@@ -7,26 +7,40 @@ import shutil
 import subprocess
 
 import pytest
+from tiny_release import write_release
 
 from analysis.core import files, paths
 from analysis.pipeline.build import build
 from analysis.reporting import provenance
-from tiny_release import write_release
 
-SOURCES = ["Makefile", "pyproject.toml", "r-packages.csv", "data/calmqa-manifest.csv", "data/calmqa-languages.csv",
-           "data/calmqa-expected-counts.csv"]
+SOURCES = [
+    "Makefile",
+    "pyproject.toml",
+    "r-packages.csv",
+    "data/calmqa-manifest.csv",
+    "data/calmqa-languages.csv",
+    "data/calmqa-expected-counts.csv",
+]
 SOURCE_FOLDERS = ["analysis", "scripts", "data/nativqa", "data/paper/claims", "bench/results"]
 NOTEBOOK = "01_dataset_overview"
 # What an earlier `make figures` left in the default folders.
-DEFAULT_OUTPUTS = {f"reports/{NOTEBOOK}.html": "report", "reports/index.html": "index",
-                   f"figures/{NOTEBOOK}/figure5_specific_categories.png": "png",
-                   f"build/executed/{NOTEBOOK}.ipynb": "{}", f"build/executed/{NOTEBOOK}.timings.json": "{}"}
+DEFAULT_OUTPUTS = {
+    f"reports/{NOTEBOOK}.html": "report",
+    "reports/index.html": "index",
+    f"figures/{NOTEBOOK}/figure5_specific_categories.png": "png",
+    f"build/executed/{NOTEBOOK}.ipynb": "{}",
+    f"build/executed/{NOTEBOOK}.timings.json": "{}",
+}
 
 
 def snapshot(root) -> dict[str, tuple[bytes, int]]:
     """Every file under the default output folders, with its bytes and modification time."""
-    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for folder in ("reports", "figures", "build/executed") for p in (root / folder).rglob("*") if p.is_file()}
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for folder in ("reports", "figures", "build/executed")
+        for p in (root / folder).rglob("*")
+        if p.is_file()
+    }
 
 
 @pytest.mark.slow
@@ -52,8 +66,13 @@ def test_figures_of_a_second_database_leave_the_default_outputs_untouched(tmp_pa
     def make(*args) -> subprocess.CompletedProcess:
         # -o: the database is built (`make db DB=...` in a project with the release) and .venv (the
         # project's, linked) set up; neither is remade here.
-        return subprocess.run(["make", *args, f"DB={db_path}", f"OUT={out}/", f"-o{db_path}", "-o.venv/.setup-done",
-                               "figures"], cwd=project, capture_output=True, text=True, env={**os.environ, "MAKEFLAGS": ""})
+        return subprocess.run(
+            ["make", *args, f"DB={db_path}", f"OUT={out}/", f"-o{db_path}", "-o.venv/.setup-done", "figures"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MAKEFLAGS": ""},
+        )
 
     result = make()
     assert result.returncode == 0, result.stdout + result.stderr
@@ -65,8 +84,16 @@ def test_figures_of_a_second_database_leave_the_default_outputs_untouched(tmp_pa
     assert f'href="{NOTEBOOK}.html"' in (out / "reports" / "index.html").read_text(encoding="utf-8")
     assert (out / "figures" / NOTEBOOK / "figure5_specific_categories.png").is_file()
     breakdown = json.loads((out / "build" / "executed" / f"{NOTEBOOK}.timings.json").read_text(encoding="utf-8"))
-    assert set(breakdown["phases"]) == {"kernel start", "imports and set-up", "analysis", "static export",
-                                        "kernel shutdown", "HTML export", "provenance", "other"}
+    assert set(breakdown["phases"]) == {
+        "kernel start",
+        "imports and set-up",
+        "analysis",
+        "static export",
+        "kernel shutdown",
+        "HTML export",
+        "provenance",
+        "other",
+    }
     assert {"csv", "png", "svg"} <= set(breakdown["static_export"])
     assert abs(sum(breakdown["phases"].values()) - breakdown["seconds"]) < 0.01
     # That folder is up to date on its own.

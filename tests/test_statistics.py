@@ -22,11 +22,13 @@ def frame(con) -> pd.DataFrame:
 
 def test_clm_agrees_with_statsmodels_ordered_model(frame):
     fit = r_models.fit_clm("rating ~ model + question_type", frame)
-    exog = pd.DataFrame({
-        "modelgpt-4-turbo": (frame["model"] == "gpt-4-turbo").astype(float),
-        "modelmixtral-8x22b": (frame["model"] == "mixtral-8x22b").astype(float),
-        "question_typeagnostic": (frame["question_type"] == "agnostic").astype(float),
-    })
+    exog = pd.DataFrame(
+        {
+            "modelgpt-4-turbo": (frame["model"] == "gpt-4-turbo").astype(float),
+            "modelmixtral-8x22b": (frame["model"] == "mixtral-8x22b").astype(float),
+            "question_typeagnostic": (frame["question_type"] == "agnostic").astype(float),
+        }
+    )
     model = OrderedModel(frame["rating"], exog, distr="logit")
     result = model.fit(method="newton", disp=False, maxiter=200)
     # Both use P(rating <= j) = F(threshold_j - x beta), so the coefficients compare directly; OrderedModel
@@ -131,10 +133,12 @@ def test_r_console_output_is_captured_not_printed(capsys):
 
 def test_r_warnings_are_returned_with_the_fit():
     # Complete separation: clm warns that the Hessian is singular or the fit did not converge.
-    frame = pd.DataFrame({
-        "rating": pd.Categorical(["1", "1", "1", "2", "2", "2"], categories=["1", "2", "3"], ordered=True),
-        "group": pd.Categorical(["a", "a", "a", "b", "b", "b"], categories=["a", "b"]),
-    })
+    frame = pd.DataFrame(
+        {
+            "rating": pd.Categorical(["1", "1", "1", "2", "2", "2"], categories=["1", "2", "3"], ordered=True),
+            "group": pd.Categorical(["a", "a", "a", "b", "b", "b"], categories=["a", "b"]),
+        }
+    )
     fit = r_models.fit_clm("rating ~ group", frame)
     assert any("Hessian is numerically singular" in m for m in fit.r_messages)
     assert not fit.converged

@@ -59,8 +59,19 @@ def test_langid_engines_identify_clear_texts(engine):
 
 
 def test_langid_batch_reproduces_the_langid_package(tmp_path):
-    texts = [ENGLISH, GERMAN, HEBREW, RUSSIAN, "", "a", "Hola, ¿cómo estás?", "日本語の文章です。",
-             "Ko e hā e me'a ʻoku ke fai?", ENGLISH * 30, "🙂🙂🙂"]
+    texts = [
+        ENGLISH,
+        GERMAN,
+        HEBREW,
+        RUSSIAN,
+        "",
+        "a",
+        "Hola, ¿cómo estás?",
+        "日本語の文章です。",
+        "Ko e hā e me'a ʻoku ke fai?",
+        ENGLISH * 30,
+        "🙂🙂🙂",
+    ]
     ours = LangidBatch(cache_dir=tmp_path).classify(texts)
     expected = [langid.classify(t) for t in texts]
     assert [code for code, _ in ours] == [code for code, _ in expected]
@@ -82,14 +93,17 @@ def _separated(sequence, times):
     return _tokens(*[np.concatenate(([5000 + i], sequence)) for i in range(times)])
 
 
-@pytest.mark.parametrize(("tokens", "count", "repeats"), [
-    (_separated(SEQUENCE_20, 3), 3, False),
-    (_separated(SEQUENCE_20, 4), 4, True),
-    (_separated(SEQUENCE_19, 4), 1, False),
-    (np.full(22, 7), 3, False),   # 20 equal tokens, overlapping: 3 occurrences in 22 tokens
-    (np.full(23, 7), 4, True),    # ... and 4 in 23
-    (np.arange(19), 0, False),    # fewer than 20 tokens: no sequence at all
-])
+@pytest.mark.parametrize(
+    ("tokens", "count", "repeats"),
+    [
+        (_separated(SEQUENCE_20, 3), 3, False),
+        (_separated(SEQUENCE_20, 4), 4, True),
+        (_separated(SEQUENCE_19, 4), 1, False),
+        (np.full(22, 7), 3, False),  # 20 equal tokens, overlapping: 3 occurrences in 22 tokens
+        (np.full(23, 7), 4, True),  # ... and 4 in 23
+        (np.arange(19), 0, False),  # fewer than 20 tokens: no sequence at all
+    ],
+)
 def test_repetition_rule_at_its_edges(tokens, count, repeats):
     assert surface.max_ngram_count(tokens) == count
     batch = surface.max_ngram_counts([tokens, np.arange(50)])
@@ -131,23 +145,33 @@ def test_indicators_are_the_papers_substring_matches():
 
 def test_provider_error_codes():
     assert [surface.provider_error_code(t) for t in ("", None, "OTHER", "SAFETY", "RECITATION", "Other things")] == [
-        "empty", "empty", "OTHER", "SAFETY", "RECITATION", None]
+        "empty",
+        "empty",
+        "OTHER",
+        "SAFETY",
+        "RECITATION",
+        None,
+    ]
 
 
 def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
-    answers = pl.DataFrame({
-        "answer_id": [1, 2, 3, 4, 5],
-        "text": ["", ENGLISH, GERMAN, " ".join(["the same words again and again here"] * 30), "OTHER"],
-        "language": ["English", "Papiamento", "German", "English", "German"],
-        "iso_code": ["en", "pap", "de", "en", "de"],
-    })
+    answers = pl.DataFrame(
+        {
+            "answer_id": [1, 2, 3, 4, 5],
+            "text": ["", ENGLISH, GERMAN, " ".join(["the same words again and again here"] * 30), "OTHER"],
+            "language": ["English", "Papiamento", "German", "English", "German"],
+            "iso_code": ["en", "pap", "de", "en", "de"],
+        }
+    )
     verdicts = surface.surface_verdicts(answers, processes=1, progress=False)
     rows = {r["answer_id"]: r for r in verdicts.iter_rows(named=True)}
     assert verdicts.columns == schema.ANSWER_SURFACE.column_names()
     for error, code in ((rows[1], "empty"), (rows[5], "OTHER")):
         # A provider error is neither in the wrong language nor repetitive, and not clean either.
         assert error["provider_error"] and error["provider_error_code"] == code
-        assert error["detected_language"] is None and error["language_match"] is None and error["language_correct"] is None
+        assert (
+            error["detected_language"] is None and error["language_match"] is None and error["language_correct"] is None
+        )
         assert not error["repetition"] and error["surface_ok"] is False
     assert rows[1]["empty"] and not rows[5]["empty"] and rows[5]["n_tokens"] == 1
     unreliable = rows[2]
@@ -159,17 +183,30 @@ def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
 
 
 def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such():
-    rates = pl.DataFrame({
-        "model": ["A", "A", "A"], "language": ["German", "German", "Kirundi"],
-        "question_type": ["agnostic", "specific", "agnostic"], "language_label": ["German", "German", "Kirundi †"],
-        "resource_level": ["high", "high", "low"], "unreliable": [False, False, True],
-        "n_answers": [10, 10, 10], "n_provider_errors": [10, 0, 0], "n_answered": [0, 10, 10],
-        "n_correct_language": [0, 10, 3], "n_repetition": [0, 0, 2], "n_surface_ok": [0, 10, 1]})
+    rates = pl.DataFrame(
+        {
+            "model": ["A", "A", "A"],
+            "language": ["German", "German", "Kirundi"],
+            "question_type": ["agnostic", "specific", "agnostic"],
+            "language_label": ["German", "German", "Kirundi †"],
+            "resource_level": ["high", "high", "low"],
+            "unreliable": [False, False, True],
+            "n_answers": [10, 10, 10],
+            "n_provider_errors": [10, 0, 0],
+            "n_answered": [0, 10, 10],
+            "n_correct_language": [0, 10, 3],
+            "n_repetition": [0, 0, 2],
+            "n_surface_ok": [0, 10, 1],
+        }
+    )
     for metric in surface_tables.METRICS:
         cells = surface_tables.metric_cells(rates, metric)
         # In the suite's order: culturally specific questions first.
         assert cells.select("language", "question_type").rows() == [
-            ("German", "specific"), ("German", "agnostic"), ("Kirundi", "agnostic")]
+            ("German", "specific"),
+            ("German", "agnostic"),
+            ("Kirundi", "agnostic"),
+        ]
         clean, errors, kirundi = cells.rows(named=True)
         assert errors["status"] == surface_tables.PROVIDER_ERRORS_ONLY and errors[metric] is None
         assert clean["status"] is None and clean[metric] == (0.0 if metric == "pct_repetition" else 100.0)
@@ -189,14 +226,18 @@ def test_write_tables_fills_both_tables(database, tmp_path):
         n_model_answers = con.execute("SELECT count(*) FROM answers WHERE NOT is_human").fetchone()[0]
         n_questions = con.execute("SELECT count(*) FROM questions").fetchone()[0]
         assert counts == {"answer_surface": n_model_answers, "question_language_id": n_questions}
-        empty = con.execute("SELECT count(*) FROM answers a JOIN answer_surface s USING (answer_id) WHERE a.text = ''").fetchone()[0]
+        empty = con.execute(
+            "SELECT count(*) FROM answers a JOIN answer_surface s USING (answer_id) WHERE a.text = ''"
+        ).fetchone()[0]
         assert empty == con.execute("SELECT count(*) FROM answer_surface WHERE empty").fetchone()[0]
         nulls = con.execute("""SELECT count(*) FROM answer_surface s JOIN answers a USING (answer_id)
                            JOIN questions q USING (question_id)
                            WHERE s.language_correct IS NULL AND NOT s.provider_error""").fetchone()[0]
         unreliable = con.execute("""SELECT count(*) FROM answer_surface s JOIN answers a USING (answer_id)
                                 JOIN questions q USING (question_id)
-                                WHERE q.language IN ('Balochi', 'Hiligaynon', 'Kirundi', 'Papiamento') AND NOT s.provider_error""").fetchone()[0]
+                                WHERE q.language IN ('Balochi', 'Hiligaynon', 'Kirundi', 'Papiamento') AND NOT s.provider_error""").fetchone()[
+            0
+        ]
         assert nulls == unreliable
     con = store.connect(copy)
     rates = surface_tables.rates_by_model_language(con)

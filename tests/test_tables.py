@@ -15,11 +15,16 @@ def _cells(table: tables.Table) -> list[str]:
 
 
 def test_a_frame_is_shown_for_people():
-    frame = pl.DataFrame({
-        "model": ["claude-3-opus", "GPT-4o"], "question_type": ["specific", "agnostic"],
-        "pct_correct_language": [97.91666, None], "ok": [True, False], "n_answers": [1278, 12345],
-        "text": ["<script>alert(1)</script>", ""],
-    })
+    frame = pl.DataFrame(
+        {
+            "model": ["claude-3-opus", "GPT-4o"],
+            "question_type": ["specific", "agnostic"],
+            "pct_correct_language": [97.91666, None],
+            "ok": [True, False],
+            "n_answers": [1278, 12345],
+            "text": ["<script>alert(1)</script>", ""],
+        }
+    )
     table = tables.show(frame, "rates_by_model")
     cells = _cells(table)
     assert "Claude 3 Opus" in table.html and "claude-3-opus" not in table.html  # display names, grouped rows
@@ -33,13 +38,19 @@ def test_a_frame_is_shown_for_people():
 
 
 def test_table4_is_wide_as_in_the_paper():
-    frame = pl.DataFrame({
-        "resource_level": ["high"] * 4, "language": ["Arabic", "Arabic", "English", "English"],
-        "question_type": ["specific", "agnostic"] * 2, "n_questions": [85, 51, 78, 51],
-        "question_bytes_mean": [74.31, 108.7, 275.7, 67.1], "question_bytes_std": [61.3, 56.4, 189.0, 31.7],
-        "n_human_answers": [85, 0, 78, 51], "answer_bytes_mean": [2105.0, None, 674.1, 632.3],
-        "answer_bytes_std": [2378.2, None, 475.9, 636.9],
-    })
+    frame = pl.DataFrame(
+        {
+            "resource_level": ["high"] * 4,
+            "language": ["Arabic", "Arabic", "English", "English"],
+            "question_type": ["specific", "agnostic"] * 2,
+            "n_questions": [85, 51, 78, 51],
+            "question_bytes_mean": [74.31, 108.7, 275.7, 67.1],
+            "question_bytes_std": [61.3, 56.4, 189.0, 31.7],
+            "n_human_answers": [85, 0, 78, 51],
+            "answer_bytes_mean": [2105.0, None, 674.1, 632.3],
+            "answer_bytes_std": [2378.2, None, 475.9, 636.9],
+        }
+    )
     table = tables.show(frame, "table4_question_lengths")
     assert "Culturally specific" in table.html and "Culturally agnostic" in table.html
     body = table.html.split("<tbody", 1)[1]
@@ -48,17 +59,35 @@ def test_table4_is_wide_as_in_the_paper():
 
 
 def test_labels_may_name_the_groups_compared():
-    frame = pl.DataFrame({"model": ["Aya 13B"], "n_a": [3], "n_b": [4], "group_a": ["human-collected"],
-                          "group_b": ["auto-collected"], "p_value": [0.00001]})
+    frame = pl.DataFrame(
+        {
+            "model": ["Aya 13B"],
+            "n_a": [3],
+            "n_b": [4],
+            "group_a": ["human-collected"],
+            "group_b": ["auto-collected"],
+            "p_value": [0.00001],
+        }
+    )
     table = tables.show(frame, "table14_high_resource")
     assert "Answers: human-collected" in table.html and "Answers: auto-collected" in table.html
     assert "&lt; 0.001" in table.html and "group_a" not in table.html
 
 
 def test_ks_d_is_shown_only_where_the_ks_test_ran():
-    frame = pl.DataFrame({"model": ["Aya 13B"], "n_a": [3], "n_b": [4], "group_a": ["human-collected"],
-                          "group_b": ["auto-collected"], "difference": [2.5], "ks_d": [None], "p_value": [0.5]},
-                         schema_overrides={"ks_d": pl.Float64})
+    frame = pl.DataFrame(
+        {
+            "model": ["Aya 13B"],
+            "n_a": [3],
+            "n_b": [4],
+            "group_a": ["human-collected"],
+            "group_b": ["auto-collected"],
+            "difference": [2.5],
+            "ks_d": [None],
+            "p_value": [0.5],
+        },
+        schema_overrides={"ks_d": pl.Float64},
+    )
     assert "KS D" not in tables.show(frame, "table14_high_resource").html  # a 0/1 score: Fisher's exact test
     assert "KS D" in tables.show(frame.with_columns(ks_d=pl.lit(0.25)), "table14_high_resource").html
 
@@ -70,14 +99,20 @@ def test_an_empty_table_says_so():
 def test_nothing_is_fetched_from_the_network():
     html = tables.show(pl.DataFrame({"a": [1.5]})).html
     assert "@import" not in html and "http" not in html
-    assert tables._offline("<style>@import url('https://fonts.googleapis.com/css2?family=X');p{}</style>") == "<style>p{}</style>"
+    assert (
+        tables._offline("<style>@import url('https://fonts.googleapis.com/css2?family=X');p{}</style>")
+        == "<style>p{}</style>"
+    )
 
 
 def test_every_spec_is_a_table_a_notebook_shows():
     sources = "\n".join(p.read_text(encoding="utf-8") for p in paths.NOTEBOOKS.glob("*.ipynb"))
     sources += (paths.ROOT / "analysis" / "analyses" / "paper_items.py").read_text(encoding="utf-8")
-    unused = [name for name in tables.SPECS if not name.startswith("*") and f'\\"{name}\\"' not in sources
-              and f'"{name}"' not in sources]
+    unused = [
+        name
+        for name in tables.SPECS
+        if not name.startswith("*") and f'\\"{name}\\"' not in sources and f'"{name}"' not in sources
+    ]
     assert not unused, f"specs of tables no notebook shows: {unused}"
 
 

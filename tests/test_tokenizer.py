@@ -51,14 +51,27 @@ def test_a_rank_file_that_is_not_o200k_is_refused(monkeypatch):
 def test_token_ids_match_a_second_implementation_on_a_sample(con):
     texts = [r[0] for r in con.sql("SELECT coalesce(text, '') FROM answers ORDER BY answer_id").fetchall()]
     sample = random.Random(13).sample(texts, 400) + [
-        "", "OTHER", "Hello <|endoftext|> world", "don't I'll 'TWAS", "日本語のトークナイザー 中文 한국어",
-        "emoji 🚀🔥👍 mixed", "   leading\n\ttabs  \r\n", "1234567890 3.14159",
+        "",
+        "OTHER",
+        "Hello <|endoftext|> world",
+        "don't I'll 'TWAS",
+        "日本語のトークナイザー 中文 한국어",
+        "emoji 🚀🔥👍 mixed",
+        "   leading\n\ttabs  \r\n",
+        "1234567890 3.14159",
         # Texts where two implementations of the pre-tokenizing pattern could part: special tokens,
         # runs of spaces and newlines, contractions in capitals, combining marks, digits in other
         # scripts, unpaired surrogates' replacement, long single "words".
-        "<|endoftext|><|endofprompt|><|fim_prefix|>", " " * 257 + "x\n\n\n   \n", "I'M YOU'RE WE'D THEY'LL SHE'S",
-        "e\u0301 a\u0308\u0304 ना\u093cी ก\u0e31\u0e49", "٣٤٥ १२३ ௧௨ 〇一", "\ufffd\ufeff\u200b\u200d",
-        "a" * 5000, "ab" * 3000 + " " + "中" * 2000, "x\u2028y\u2029z\x0bw\x0cv\x85u"]
+        "<|endoftext|><|endofprompt|><|fim_prefix|>",
+        " " * 257 + "x\n\n\n   \n",
+        "I'M YOU'RE WE'D THEY'LL SHE'S",
+        "e\u0301 a\u0308\u0304 ना\u093cी ก\u0e31\u0e49",
+        "٣٤٥ १२३ ௧௨ 〇一",
+        "\ufffd\ufeff\u200b\u200d",
+        "a" * 5000,
+        "ab" * 3000 + " " + "中" * 2000,
+        "x\u2028y\u2029z\x0bw\x0cv\x85u",
+    ]
     result = tokenizer.compare_implementations(sample)
     assert result["n_texts"] == len(sample) and result["n_tokens"] > 100_000
     assert result["n_differing"] == 0, result["first_differing"]

@@ -19,7 +19,8 @@ def counts_frame(rows: list[tuple[str, str, int]]) -> pl.DataFrame:
 
 def test_no_matrix_note_names_the_selection():
     assert topics.no_matrix_note("language", 10, "specific", "human") == (
-        "No language group has 10 or more culturally specific human-collected questions: there is no matrix to draw.")
+        "No language group has 10 or more culturally specific human-collected questions: there is no matrix to draw."
+    )
 
 
 def test_identical_distributions_have_coefficient_one():
@@ -103,10 +104,19 @@ def test_extreme_pairs_are_distinct_and_ranked():
 
 
 def test_cluster_order_puts_similar_groups_together_and_is_deterministic():
-    frame = counts_frame([
-        ("A", "x", 9), ("A", "y", 1), ("B", "y", 9), ("B", "z", 1), ("C", "x", 8), ("C", "y", 2),
-        ("D", "y", 8), ("D", "z", 2), ("E", "z", 10),
-    ])
+    frame = counts_frame(
+        [
+            ("A", "x", 9),
+            ("A", "y", 1),
+            ("B", "y", 9),
+            ("B", "z", 1),
+            ("C", "x", 8),
+            ("C", "y", 2),
+            ("D", "y", 8),
+            ("D", "z", 2),
+            ("E", "z", 10),
+        ]
+    )
     distributions = topics.Distributions.from_counts(frame, "language")
     order = topics.cluster_order(distributions)
     assert sorted(order) == ["A", "B", "C", "D", "E"]
@@ -116,6 +126,7 @@ def test_cluster_order_puts_similar_groups_together_and_is_deterministic():
 
 
 # On the real snapshot.
+
 
 def plain_python_bc(con, question_type: str, collection: str) -> dict[tuple[str, str], float]:
     rows = con.execute(
@@ -127,8 +138,7 @@ def plain_python_bc(con, question_type: str, collection: str) -> dict[tuple[str,
         counts[language][category] += 1
     shares = {g: {c: n / sum(cs.values()) for c, n in cs.items()} for g, cs in counts.items()}
     return {
-        (a, b): sum(math.sqrt(shares[a][c] * shares[b].get(c, 0.0)) for c in shares[a])
-        for a in shares for b in shares
+        (a, b): sum(math.sqrt(shares[a][c] * shares[b].get(c, 0.0)) for c in shares[a]) for a in shares for b in shares
     }
 
 
@@ -198,9 +208,17 @@ def test_heatmap_has_both_values_in_the_tooltip():
 
 
 def test_summary_reports_extremes_dropped_groups_and_the_agnostic_caveat():
-    frame = counts_frame([
-        ("A", "x", 1), ("B", "x", 1), ("B", "y", 1), ("C", "y", 1), ("D", "x", 2), ("D", "y", 1), ("E", "x", 1),
-    ])
+    frame = counts_frame(
+        [
+            ("A", "x", 1),
+            ("B", "x", 1),
+            ("B", "y", 1),
+            ("C", "y", 1),
+            ("D", "x", 2),
+            ("D", "y", 1),
+            ("E", "x", 1),
+        ]
+    )
     kept, dropped = topics.split_by_size(topics.Distributions.from_counts(frame, "language"), 2)
     similarity = topics.similarity_table(kept)
     pooled = pl.DataFrame({"high_questions": [5], "low_questions": [4], "bc": [0.5], "hellinger": [0.7]})

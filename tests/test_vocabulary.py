@@ -11,11 +11,13 @@ from analysis.viz import charts, theme
 
 
 def test_in_order_sorts_by_the_vocabulary_and_puts_unknown_values_last():
-    table = pl.DataFrame({
-        "model": ["My model", "Aya 13B", "GPT-4 Turbo", "Aya 13B", "Another model"],
-        "question_type": ["agnostic", "agnostic", "specific", "specific", "agnostic"],
-        "resource_level": ["low", "low", "high", "high", "high"],
-    })
+    table = pl.DataFrame(
+        {
+            "model": ["My model", "Aya 13B", "GPT-4 Turbo", "Aya 13B", "Another model"],
+            "question_type": ["agnostic", "agnostic", "specific", "specific", "agnostic"],
+            "resource_level": ["low", "low", "high", "high", "high"],
+        }
+    )
     ordered = dimensions.in_order(table, ["model", "question_type"])
     position = {m.display_name: i for i, m in enumerate(MODELS)}
     paper = [m for m in ordered["model"] if m in position]
@@ -47,16 +49,31 @@ def _layers(spec: dict) -> list[dict]:
 
 def _surface_cells(metric: str) -> tuple[pl.DataFrame, dimensions.Orders]:
     languages = ["German", "Hindi", "Fijian", "Wolof"]
-    rows = [{"model": m, "language": language, "language_label": language, "question_type": qt,
-             metric: 40.0, "status": None}
-            for m in dimensions.PAPER_MODELS[:2] for language in languages for qt in ("agnostic", "specific")]
-    return pl.DataFrame(rows, schema_overrides={"status": pl.String}), dimensions.Orders(dimensions.PAPER_MODELS[:2], languages, languages, "Fijian")
+    rows = [
+        {
+            "model": m,
+            "language": language,
+            "language_label": language,
+            "question_type": qt,
+            metric: 40.0,
+            "status": None,
+        }
+        for m in dimensions.PAPER_MODELS[:2]
+        for language in languages
+        for qt in ("agnostic", "specific")
+    ]
+    return pl.DataFrame(rows, schema_overrides={"status": pl.String}), dimensions.Orders(
+        dimensions.PAPER_MODELS[:2], languages, languages, "Fijian"
+    )
 
 
-@pytest.mark.parametrize("metric, better, scheme", [
-    ("pct_correct_language", "higher is better", theme.SCHEMES["higher"]),
-    ("pct_repetition", "lower is better", theme.SCHEMES["lower"]),
-])
+@pytest.mark.parametrize(
+    "metric, better, scheme",
+    [
+        ("pct_correct_language", "higher is better", theme.SCHEMES["higher"]),
+        ("pct_repetition", "lower is better", theme.SCHEMES["lower"]),
+    ],
+)
 def test_surface_heatmaps_say_which_end_is_good_on_a_0_to_100_scale_with_the_divider(metric, better, scheme):
     cells, orders = _surface_cells(metric)
     spec = charts.surface_heatmap(cells, metric, orders).to_dict()
@@ -78,13 +95,15 @@ def test_repetition_and_correct_language_look_different():
 
 
 def test_score_caveats_are_computed_from_the_answers():
-    answers = pl.DataFrame({
-        "model": ["A", "A", "A", "B", "B", "C"],
-        "language": ["German"] * 6,
-        "unreliable": [False] * 6,
-        "surface_ok": [True, True, False, True, True, True],
-        "n_bytes": [100, 300, 5, 900, 1100, 2000],
-    })
+    answers = pl.DataFrame(
+        {
+            "model": ["A", "A", "A", "B", "B", "C"],
+            "language": ["German"] * 6,
+            "unreliable": [False] * 6,
+            "surface_ok": [True, True, False, True, True, True],
+            "n_bytes": [100, 300, 5, 900, 1100, 2000],
+        }
+    )
     surface_only, short = scores.heatmap_caveats(answers, ["s_surf"])
     assert "Surface component only" in surface_only
     assert "A's median answer without surface issues is 200 bytes, the other models' 1,100 bytes" in short

@@ -30,24 +30,35 @@ def english_answer_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Figure 16: per model, language (English left out) and question type, the share of the answers
     with a language verdict that the identification takes for English. Provider errors have no verdict;
     a cell without any answer with a verdict (all provider errors) is blank, as in the paper."""
-    cells = con.sql(ENGLISH_SQL).pl().with_columns(
-        pct_english=pl.when(pl.col("n_with_language") > 0)
-        .then((100 * pl.col("n_english") / pl.col("n_with_language")).round(1)))
+    cells = (
+        con.sql(ENGLISH_SQL)
+        .pl()
+        .with_columns(
+            pct_english=pl.when(pl.col("n_with_language") > 0).then(
+                (100 * pl.col("n_english") / pl.col("n_with_language")).round(1)
+            )
+        )
+    )
     return intervals.with_wilson(cells, "n_english", "n_with_language", decimals=1)
 
 
 def english_summary(cells: pl.DataFrame) -> str:
     """Which models answer in English most often, in words."""
-    by_model = (cells.group_by("model").agg(pl.col("n_english").sum(), pl.col("n_with_language").sum())
-                .with_columns(pct=100 * pl.col("n_english") / pl.col("n_with_language"))
-                .sort("pct", descending=True))
+    by_model = (
+        cells.group_by("model")
+        .agg(pl.col("n_english").sum(), pl.col("n_with_language").sum())
+        .with_columns(pct=100 * pl.col("n_english") / pl.col("n_with_language"))
+        .sort("pct", descending=True)
+    )
     if by_model.is_empty() or by_model["n_with_language"].sum() == 0:
         return "The database has no answer with a language verdict to a question in another language than English."
     top, bottom = by_model.row(0, named=True), by_model.row(-1, named=True)
     total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()
-    return (f"Of the answers to questions in the 22 languages other than English, **{total:.1f}%** are in English. "
-            f"{top['model']} answers in English most often ({top['pct']:.1f}% of its answers), "
-            f"{bottom['model']} least often ({bottom['pct']:.1f}%).")
+    return (
+        f"Of the answers to questions in the 22 languages other than English, **{total:.1f}%** are in English. "
+        f"{top['model']} answers in English most often ({top['pct']:.1f}% of its answers), "
+        f"{bottom['model']} least often ({bottom['pct']:.1f}%)."
+    )
 
 
 # ---------------------------------------------------------------- Figures 18 to 23
@@ -55,9 +66,12 @@ def english_summary(cells: pl.DataFrame) -> str:
 # The paper's figure for each verdict and question type; its counts are Table 25 (language), 26
 # (factuality) and 27 (omissions).
 FIGURES = {
-    ("language_correct", "specific"): 18, ("language_correct", "agnostic"): 19,
-    ("factuality", "specific"): 20, ("factuality", "agnostic"): 21,
-    ("omissions", "specific"): 22, ("omissions", "agnostic"): 23,
+    ("language_correct", "specific"): 18,
+    ("language_correct", "agnostic"): 19,
+    ("factuality", "specific"): 20,
+    ("factuality", "agnostic"): 21,
+    ("omissions", "specific"): 22,
+    ("omissions", "agnostic"): 23,
 }
 VERDICT_TITLES = {
     "language_correct": "Is the answer in the question's language?",
@@ -72,16 +86,21 @@ def verdict_counts(ratings: pl.DataFrame, verdict: str, question_type: str) -> p
     (and over all languages), model and level, the number of answers (`n`, zeros included)."""
     levels = list(human_evaluation.LEVELS[verdict])
     wide = human_evaluation.verdict_counts(ratings, verdict).filter(pl.col("question_type") == question_type)
-    overall = wide.group_by("question_type", "model").agg(pl.col(*levels, "n").sum()).with_columns(
-        language=pl.lit(ALL_LANGUAGES))
+    overall = (
+        wide.group_by("question_type", "model")
+        .agg(pl.col(*levels, "n").sum())
+        .with_columns(language=pl.lit(ALL_LANGUAGES))
+    )
     both = pl.concat([wide, overall.select(wide.columns)])
-    long = (both.unpivot(index=["language", "question_type", "model"], on=levels, variable_name="level",
-                         value_name="n_answers")
-            .with_columns(level_position=pl.col("level").replace_strict({lv: i for i, lv in enumerate(levels)},
-                                                                        return_dtype=pl.Int32),
-                          is_total=pl.col("language") == ALL_LANGUAGES))
-    return (dimensions.in_order(long, ["is_total", "language", "model", "level_position"])
-            .select("language", "question_type", "model", "level", "level_position", "n_answers"))
+    long = both.unpivot(
+        index=["language", "question_type", "model"], on=levels, variable_name="level", value_name="n_answers"
+    ).with_columns(
+        level_position=pl.col("level").replace_strict({lv: i for i, lv in enumerate(levels)}, return_dtype=pl.Int32),
+        is_total=pl.col("language") == ALL_LANGUAGES,
+    )
+    return dimensions.in_order(long, ["is_total", "language", "model", "level_position"]).select(
+        "language", "question_type", "model", "level", "level_position", "n_answers"
+    )
 
 
 def verdict_summary(ratings: pl.DataFrame) -> str:
@@ -91,7 +110,9 @@ def verdict_summary(ratings: pl.DataFrame) -> str:
         rows = []
         for question_type in ("specific", "agnostic"):
             subset = ratings.filter(pl.col("question_type") == question_type)
-            rows.append(f"{subset.filter(pl.col(verdict) == 'major').height} of {subset.height} "
-                        f"{'culturally ' + question_type} answers")
+            rows.append(
+                f"{subset.filter(pl.col(verdict) == 'major').height} of {subset.height} "
+                f"{'culturally ' + question_type} answers"
+            )
         sentences.append(f"The annotators found {problem} in {rows[0]} and in {rows[1]}.")
     return " ".join(sentences)

@@ -79,8 +79,10 @@ class Orders:
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> Orders:
         labels = language_labels(con, all_identified)
-        low = [r[0] for r in con.sql("SELECT language FROM languages WHERE resource_level = 'low' "
-                                     "ORDER BY language").fetchall()]
+        low = [
+            r[0]
+            for r in con.sql("SELECT language FROM languages WHERE resource_level = 'low' ORDER BY language").fetchall()
+        ]
         return cls(model_order(con), list(labels), list(labels.values()), low[0] if low else None)
 
     def label(self, language: str) -> str:
@@ -97,21 +99,34 @@ class Orders:
         kept = [i for i, name in enumerate(self.languages) if name != language]
         first_low = self.first_low_resource
         if first_low == language:
-            later = self.languages[self.languages.index(language) + 1:]
+            later = self.languages[self.languages.index(language) + 1 :]
             first_low = later[0] if later else None
-        return replace(self, languages=[self.languages[i] for i in kept], labels=[self.labels[i] for i in kept],
-                       first_low_resource=first_low)
+        return replace(
+            self,
+            languages=[self.languages[i] for i in kept],
+            labels=[self.labels[i] for i in kept],
+            first_low_resource=first_low,
+        )
 
 
-def in_order(table: pl.DataFrame, by: list[str] | None = None, *, models: list[str] | None = None,
-             languages: list[str] | None = None) -> pl.DataFrame:
+def in_order(
+    table: pl.DataFrame,
+    by: list[str] | None = None,
+    *,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
+) -> pl.DataFrame:
     """`table` sorted by the columns `by` (by default whichever of model, resource level, language and
     question type it has), each column of the vocabulary in the suite's order: models as in `models` (by
     default the paper's), resource levels high first, languages as in `languages` (by default
     alphabetical), question types as the paper has them; values it does not know come after the known
     ones, alphabetically. Other columns sort as they are."""
-    orders = {"model": models or PAPER_MODELS, "resource_level": RESOURCE_LEVEL_ORDER, "language": languages,
-              "question_type": QUESTION_TYPE_ORDER}
+    orders = {
+        "model": models or PAPER_MODELS,
+        "resource_level": RESOURCE_LEVEL_ORDER,
+        "language": languages,
+        "question_type": QUESTION_TYPE_ORDER,
+    }
     by = by or [c for c in orders if c in table.columns]
     keys: list[pl.Expr] = []
     for column in by:

@@ -63,9 +63,7 @@ def ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 def annotators_per_language(table: pl.DataFrame) -> pl.DataFrame:
     """How many annotators rated each language, and how many ratings each language has."""
     return (
-        table.group_by("language")
-        .agg(n_annotators=pl.col("annotator").n_unique(), n_ratings=pl.len())
-        .sort("language")
+        table.group_by("language").agg(n_annotators=pl.col("annotator").n_unique(), n_ratings=pl.len()).sort("language")
     )
 
 
@@ -92,7 +90,9 @@ def rating_distribution(table: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     levels = pl.DataFrame({"rating": list(vocabulary.RATING_LEVELS)}, schema={"rating": table.schema["rating"]})
     counts = table.group_by(by + ["rating"]).agg(n=pl.len())
     return (
-        table.select(by).unique().join(levels, how="cross")
+        table.select(by)
+        .unique()
+        .join(levels, how="cross")
         .join(counts, on=by + ["rating"], how="left")
         .with_columns(pl.col("n").fill_null(0).cast(pl.Int64))
         .with_columns(share=pl.col("n") / pl.col("n").sum().over(by))
@@ -108,8 +108,9 @@ def verdict_counts(table: pl.DataFrame, verdict: str) -> pl.DataFrame:
     if unknown:
         raise ValueError(f"unexpected {verdict} values {sorted(unknown)}; expected {levels}")
     keys = ["language", "question_type", "model"]
-    counts = table.group_by(keys).agg(*[(pl.col(verdict) == level).sum().cast(pl.Int64).alias(level)
-                                        for level in levels], n=pl.len())
+    counts = table.group_by(keys).agg(
+        *[(pl.col(verdict) == level).sum().cast(pl.Int64).alias(level) for level in levels], n=pl.len()
+    )
     return dimensions.in_order(counts, keys)
 
 
@@ -127,8 +128,9 @@ def model_frame(table: pl.DataFrame) -> pd.DataFrame:
         *[(pl.col(source) == value).cast(pl.Int64).alias(name) for name, (source, value) in BINARY_OUTCOMES.items()],
         model=pl.col("model").replace_strict(MODEL_KEY),
     ).to_pandas()
-    frame["rating"] = pd.Categorical(frame["rating"].astype(str), categories=[str(r) for r in vocabulary.RATING_LEVELS],
-                                     ordered=True)
+    frame["rating"] = pd.Categorical(
+        frame["rating"].astype(str), categories=[str(r) for r in vocabulary.RATING_LEVELS], ordered=True
+    )
     for variable, levels in LEVELS.items():
         frame[variable] = pd.Categorical(frame[variable], categories=list(levels))
     annotators = frame["annotator"].astype(str)
@@ -152,10 +154,10 @@ def _split_term(term: str) -> list[tuple[str, str]]:
     """`modelgpt-4-turbo:question_typeagnostic` -> [("model", "gpt-4-turbo"), ("question_type", "agnostic")]."""
     parts = []
     for part in term.split(":"):
-        variable = max((v for v in LEVELS if part.startswith(v) and part[len(v):] in LEVELS[v]), key=len, default=None)
+        variable = max((v for v in LEVELS if part.startswith(v) and part[len(v) :] in LEVELS[v]), key=len, default=None)
         if variable is None:
             raise ValueError(f"cannot read the term {term!r} as factor levels of {list(LEVELS)}")
-        parts.append((variable, part[len(variable):]))
+        parts.append((variable, part[len(variable) :]))
     return parts
 
 
@@ -171,8 +173,11 @@ def answer_phrase(variable: str, level: str) -> str:
         case "omissions":
             return "with no omissions" if level == "none" else f"with {level} omissions"
         case "language_correct":
-            return {"yes": "in the question's language", "partially": "partially in the question's language",
-                    "no": "not in the question's language"}[level]
+            return {
+                "yes": "in the question's language",
+                "partially": "partially in the question's language",
+                "no": "not in the question's language",
+            }[level]
     raise ValueError(f"no wording for {variable}")
 
 
@@ -214,8 +219,12 @@ def _odds_columns(table: pl.DataFrame) -> pl.DataFrame:
     """Odds ratio exp(b) with its Wald 95% interval, and logistic(b) in % (the paper's reading) both ways."""
     b, se, z = pl.col("estimate"), pl.col("std_error"), z_value()
     return table.with_columns(
-        odds_ratio=b.exp(), odds_ratio_ci_low=(b - z * se).exp(), odds_ratio_ci_high=(b + z * se).exp(),
-        logistic_pct=100 / (1 + (-b).exp()), logistic_reversed_pct=100 / (1 + b.exp()))
+        odds_ratio=b.exp(),
+        odds_ratio_ci_low=(b - z * se).exp(),
+        odds_ratio_ci_high=(b + z * se).exp(),
+        logistic_pct=100 / (1 + (-b).exp()),
+        logistic_reversed_pct=100 / (1 + b.exp()),
+    )
 
 
 def coefficient_table(fit: r_models.OrdinalFit) -> pl.DataFrame:
@@ -235,18 +244,24 @@ def coefficient_table(fit: r_models.OrdinalFit) -> pl.DataFrame:
                 f"{level_name(variable, LEVELS[variable][0])} (ratio of odds ratios {math.exp(row['estimate']):.2f}, "
                 f"{_format_p(row['p'])})."
             )
-        rows.append({
-            "term": row["term"],
-            "comparison": " x ".join(f"{level_name(v, lv)} vs {level_name(v, LEVELS[v][0])}" for v, lv in parts),
-            "estimate": row["estimate"], "std_error": row["std_error"], "z": row["z"], "p": row["p"],
-            "sentence": sentence,
-        })
+        rows.append(
+            {
+                "term": row["term"],
+                "comparison": " x ".join(f"{level_name(v, lv)} vs {level_name(v, LEVELS[v][0])}" for v, lv in parts),
+                "estimate": row["estimate"],
+                "std_error": row["std_error"],
+                "z": row["z"],
+                "p": row["p"],
+                "sentence": sentence,
+            }
+        )
     table = _odds_columns(pl.DataFrame(rows))
     return table.select(pl.exclude("sentence"), "sentence")
 
 
-def contrast_table(fit: r_models.OrdinalFit, variable: str, by: str | None = None, adjust: str = "tukey",
-                   across_groups: bool = False) -> pl.DataFrame:
+def contrast_table(
+    fit: r_models.OrdinalFit, variable: str, by: str | None = None, adjust: str = "tukey", across_groups: bool = False
+) -> pl.DataFrame:
     """Pairwise emmeans contrasts of `variable` (within each level of `by`) with their sentences."""
     contrasts = r_models.pairwise_contrasts(fit, variable, by=by, adjust=adjust, across_groups=across_groups)
     if "model" in (variable, by):
@@ -269,17 +284,23 @@ def _with_display_names(contrasts: pl.DataFrame, variable: str, by: str | None) 
 
 def fit_table(fits: dict[str, r_models.OrdinalFit]) -> pl.DataFrame:
     """Log-likelihood, AIC, convergence and annotator variance of each fitted model."""
-    return pl.DataFrame([
-        {
-            "analysis": name, "formula": fit.formula, "n_obs": fit.n_obs,
-            "log_likelihood": fit.log_likelihood, "aic": fit.aic,
-            "annotator_variance": fit.random_effects.filter(pl.col("group") == "annotator")["variance"].sum(),
-            "converged": fit.converged, "max_gradient": fit.convergence["max_gradient"],
-            "condition_number_hessian": fit.convergence["condition_number_hessian"],
-            "r_messages": "; ".join(fit.r_messages),
-        }
-        for name, fit in fits.items()
-    ])
+    return pl.DataFrame(
+        [
+            {
+                "analysis": name,
+                "formula": fit.formula,
+                "n_obs": fit.n_obs,
+                "log_likelihood": fit.log_likelihood,
+                "aic": fit.aic,
+                "annotator_variance": fit.random_effects.filter(pl.col("group") == "annotator")["variance"].sum(),
+                "converged": fit.converged,
+                "max_gradient": fit.convergence["max_gradient"],
+                "condition_number_hessian": fit.convergence["condition_number_hessian"],
+                "r_messages": "; ".join(fit.r_messages),
+            }
+            for name, fit in fits.items()
+        ]
+    )
 
 
 def threshold_table(fits: dict[str, r_models.OrdinalFit]) -> pl.DataFrame:
@@ -297,11 +318,14 @@ def contrast_bullets(contrasts: pl.DataFrame, heading: str, across_groups: bool 
     used (for contrasts within each model, `across_groups` says whether it ran over all models'
     contrasts together), then a sentence per contrast."""
     scope = {None: "", True: " over all models", False: " within each model"}[across_groups]
-    return (f"{heading} ({adjustment_name(contrasts['adjust'][0])}-adjusted p values{scope}):\n\n"
-            + bullets(contrasts["sentence"]))
+    return f"{heading} ({adjustment_name(contrasts['adjust'][0])}-adjusted p values{scope}):\n\n" + bullets(
+        contrasts["sentence"]
+    )
 
 
-def single_predictor_r2(frame: pd.DataFrame, predictors: Sequence[str] = (*SINGLE_PREDICTORS, INTERACTION)) -> pl.DataFrame:
+def single_predictor_r2(
+    frame: pd.DataFrame, predictors: Sequence[str] = (*SINGLE_PREDICTORS, INTERACTION)
+) -> pl.DataFrame:
     """Table 23: one model per predictor, and last the model with model, question type and their
     interaction (Table 21's, whose R squared its caption prints); Nakagawa's marginal R squared (fixed
     effects alone) and conditional R squared (with the annotator intercept), in the paper's three decimals
@@ -310,12 +334,20 @@ def single_predictor_r2(frame: pd.DataFrame, predictors: Sequence[str] = (*SINGL
     for predictor in predictors:
         fit = fit_rating_model(frame, predictor)
         r2 = r_models.nakagawa_r2(fit)
-        rows.append({
-            "predictor": predictor, "r2_marginal": round(r2.marginal, 3), "r2_conditional": round(r2.conditional, 3),
-            "r2_marginal_unrounded": r2.marginal, "r2_conditional_unrounded": r2.conditional,
-            "var_fixed": r2.var_fixed, "var_annotator": r2.var_random, "var_residual": r2.var_residual,
-            "log_likelihood": fit.log_likelihood, "aic": fit.aic,
-        })
+        rows.append(
+            {
+                "predictor": predictor,
+                "r2_marginal": round(r2.marginal, 3),
+                "r2_conditional": round(r2.conditional, 3),
+                "r2_marginal_unrounded": r2.marginal,
+                "r2_conditional_unrounded": r2.conditional,
+                "var_fixed": r2.var_fixed,
+                "var_annotator": r2.var_random,
+                "var_residual": r2.var_residual,
+                "log_likelihood": fit.log_likelihood,
+                "aic": fit.aic,
+            }
+        )
     return pl.DataFrame(rows).sort("r2_marginal", "predictor", descending=[True, False])
 
 
@@ -332,8 +364,9 @@ def fit_issue_models(frame: pd.DataFrame) -> dict[str, r_models.LogisticFit]:
 
 def issue_model_table(fits: dict[str, r_models.LogisticFit]) -> pl.DataFrame:
     """The fixed effects of the logistic models, one block per outcome."""
-    return pl.concat([fit.coefficients.select(pl.lit(outcome).alias("outcome"), pl.all())
-                      for outcome, fit in fits.items()])
+    return pl.concat(
+        [fit.coefficients.select(pl.lit(outcome).alias("outcome"), pl.all()) for outcome, fit in fits.items()]
+    )
 
 
 def issue_model_sentences(fits: dict[str, r_models.LogisticFit]) -> list[str]:
@@ -354,8 +387,9 @@ def issue_model_sentences(fits: dict[str, r_models.LogisticFit]) -> list[str]:
     return sentences
 
 
-def summary(table: pl.DataFrame, model_contrasts: pl.DataFrame, question_type_fit: r_models.OrdinalFit,
-            r2: pl.DataFrame) -> str:
+def summary(
+    table: pl.DataFrame, model_contrasts: pl.DataFrame, question_type_fit: r_models.OrdinalFit, r2: pl.DataFrame
+) -> str:
     """The findings in words, computed from the ratings and the fitted models."""
     means = table.group_by("model").agg(pl.col("rating").mean()).sort("rating", descending=True)
     best, worst = means.row(0, named=True), means.row(-1, named=True)

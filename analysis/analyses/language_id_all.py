@@ -29,13 +29,22 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     `surface.rates_by_model` and `surface.summary` take it as they take the paper's."""
     counts = con.sql(LANGUAGE_COUNTS_SQL).pl()
     by = ["model", "language", "question_type"]
-    rates = (surface.rates_by_model_language(con).drop("n_correct_language", "n_surface_ok")
-             .join(counts, on=by, how="left", maintain_order="left")
-             .with_columns(pl.col("n_correct_language", "n_surface_ok").fill_null(0),
-                           unreliable=pl.lit(False), beyond_paper=pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)),
-                           language_label=pl.col("language").replace_strict(dimensions.language_labels(con, all_identified=True))))
-    shares = {metric: pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator)).alias(metric)
-              for metric, (count, denominator) in surface.METRIC_COUNTS.items() if metric in surface.LANGUAGE_DEPENDENT}
+    rates = (
+        surface.rates_by_model_language(con)
+        .drop("n_correct_language", "n_surface_ok")
+        .join(counts, on=by, how="left", maintain_order="left")
+        .with_columns(
+            pl.col("n_correct_language", "n_surface_ok").fill_null(0),
+            unreliable=pl.lit(False),
+            beyond_paper=pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)),
+            language_label=pl.col("language").replace_strict(dimensions.language_labels(con, all_identified=True)),
+        )
+    )
+    shares = {
+        metric: pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator)).alias(metric)
+        for metric, (count, denominator) in surface.METRIC_COUNTS.items()
+        if metric in surface.LANGUAGE_DEPENDENT
+    }
     return rates.with_columns(**shares)
 
 
@@ -46,7 +55,9 @@ IDENTIFICATIONS = {
 }
 
 
-def surface_rates(con: duckdb.DuckDBPyConnection, identification: str = "paper") -> tuple[pl.DataFrame, dimensions.Orders]:
+def surface_rates(
+    con: duckdb.DuckDBPyConnection, identification: str = "paper"
+) -> tuple[pl.DataFrame, dimensions.Orders]:
     """The surface rates by model, language and question type, and the orders of their heatmaps, with the
     language verdicts of `identification` (`IDENTIFICATIONS`): the paper's view, or every language
     identified (the four marked ‡, beyond the paper). Notebooks 03 and 10 draw both through this."""

@@ -6,8 +6,16 @@ import duckdb
 import polars as pl
 
 from .. import store
-from ..io.nativqa import (BASE_MODEL, FINE_TUNED_MODEL, FOLDER, HUMAN_METRICS, METRIC_BY_NAME, REFERENCE_METRICS,
-                          RESOURCE_LEVELS, ZERO_SHOT_METRICS)
+from ..io.nativqa import (
+    BASE_MODEL,
+    FINE_TUNED_MODEL,
+    FOLDER,
+    HUMAN_METRICS,
+    METRIC_BY_NAME,
+    REFERENCE_METRICS,
+    RESOURCE_LEVELS,
+    ZERO_SHOT_METRICS,
+)
 from ..schema import NATIVQA_TABLES
 
 # The metric of the paper's Figure 5 (average BLEU by resource level); any other is beyond the paper.
@@ -19,32 +27,45 @@ def require_tables(con: duckdb.DuckDBPyConnection) -> None:
     missing = [t.name for t in NATIVQA_TABLES.values() if not store.table_exists(con, t.name)]
     if missing:
         noun = "table" if len(missing) == 1 else "tables"
-        raise LookupError(f"the database has no {noun} {', '.join(missing)}: rebuild it with `make db`, "
-                          f"which loads the NativQA CSVs of {FOLDER}")
+        raise LookupError(
+            f"the database has no {noun} {', '.join(missing)}: rebuild it with `make db`, "
+            f"which loads the NativQA CSVs of {FOLDER}"
+        )
 
 
 def region_order(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Regions from high to extremely low resource, alphabetical within a level."""
-    return con.sql(f"""
+    return (
+        con.sql(f"""
         SELECT region FROM nativqa_regions
         ORDER BY list_position({list(RESOURCE_LEVELS)}, resource_level), region
-    """).pl()["region"].to_list()
+    """)
+        .pl()["region"]
+        .to_list()
+    )
 
 
 def zero_shot_models(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return con.sql("""
+    return (
+        con.sql("""
         SELECT DISTINCT model FROM nativqa_results WHERE setting = 'zero-shot' AND paper_table IN (2, 4) ORDER BY model
-    """).pl()["model"].to_list()
+    """)
+        .pl()["model"]
+        .to_list()
+    )
 
 
 def scores(con: duckdb.DuckDBPyConnection, metric: str, setting: str = "zero-shot") -> pl.DataFrame:
     """One metric's published scores, model by region (the cells of a heatmap)."""
-    return con.sql("""
+    return con.sql(
+        """
         SELECT r.model, r.region, g.resource_level, r.value
         FROM nativqa_results r JOIN nativqa_regions g USING (region)
         WHERE r.metric = ? AND r.setting = ?
         ORDER BY r.model, r.region
-    """, params=[metric, setting]).pl()
+    """,
+        params=[metric, setting],
+    ).pl()
 
 
 def _wide_averages(con: duckdb.DuckDBPyConnection, by: str, count_name: str) -> pl.DataFrame:
@@ -72,14 +93,21 @@ def region_averages(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Each region's zero-shot average over the models (Tables 2 and 4), one column per metric."""
     order = pl.DataFrame({"region": region_order(con)}).with_row_index("position")
     regions = con.sql("SELECT region, resource_level FROM nativqa_regions").pl()
-    return (_wide_averages(con, "region", "n_models").join(regions, on="region").join(order, on="region")
-            .sort("position").drop("position").select("region", "resource_level", pl.exclude("region", "resource_level")))
+    return (
+        _wide_averages(con, "region", "n_models")
+        .join(regions, on="region")
+        .join(order, on="region")
+        .sort("position")
+        .drop("position")
+        .select("region", "resource_level", pl.exclude("region", "resource_level"))
+    )
 
 
 def average_by_resource_level(con: duckdb.DuckDBPyConnection, metric: str = "bleu") -> pl.DataFrame:
     """The paper's Figure 5: a zero-shot metric averaged over the regions of each resource level, per model
     and, as `all models`, over every model-region score of the level."""
-    return con.sql(f"""
+    return con.sql(
+        f"""
         WITH cells AS (
             SELECT r.model, g.resource_level, r.region, r.value
             FROM nativqa_results r JOIN nativqa_regions g USING (region)
@@ -94,7 +122,9 @@ def average_by_resource_level(con: duckdb.DuckDBPyConnection, metric: str = "ble
         SELECT resource_level, model, n_regions, average AS average_{metric}
         FROM grouped
         ORDER BY list_position({list(RESOURCE_LEVELS)}, resource_level), model = 'all models', model
-    """, params=[metric]).pl()
+    """,
+        params=[metric],
+    ).pl()
 
 
 def resource_level_item(metric: str) -> str:
@@ -110,7 +140,8 @@ def resource_level_name(metric: str) -> str:
 def fine_tuning_deltas(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Table 3: Llama-3.1-8B-Instruct before and after fine-tuning, per region and metric, with the change."""
     order = pl.DataFrame({"region": region_order(con)}).with_row_index("position")
-    deltas = con.sql("""
+    deltas = con.sql(
+        """
         SELECT g.region, g.resource_level, base.metric, base.value AS base, tuned.value AS fine_tuned,
                round(tuned.value - base.value, 3) AS delta,
                round(100 * (tuned.value - base.value) / nullif(base.value, 0), 1) AS relative_change_pct
@@ -118,24 +149,32 @@ def fine_tuning_deltas(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         JOIN nativqa_results tuned USING (region, metric, setting)
         JOIN nativqa_regions g USING (region)
         WHERE base.setting = 'fine-tuning' AND base.model = ? AND tuned.model = ?
-    """, params=[BASE_MODEL, FINE_TUNED_MODEL]).pl()
+    """,
+        params=[BASE_MODEL, FINE_TUNED_MODEL],
+    ).pl()
     metric_position = {m: i for i, m in enumerate(REFERENCE_METRICS)}
-    return (deltas.join(order, on="region")
-            .sort(pl.col("metric").replace_strict(metric_position, default=len(metric_position)), "position")
-            .drop("position"))
+    return (
+        deltas.join(order, on="region")
+        .sort(pl.col("metric").replace_strict(metric_position, default=len(metric_position)), "position")
+        .drop("position")
+    )
 
 
 def fine_tuning_summary(deltas: pl.DataFrame) -> pl.DataFrame:
     """Per metric: average before and after fine-tuning over the regions, and how many regions improved."""
     metric_position = {m: i for i, m in enumerate(REFERENCE_METRICS)}
-    return (deltas.group_by("metric").agg(
-        pl.len().alias("n_regions"),
-        pl.col("base").mean().round(4).alias("base_average"),
-        pl.col("fine_tuned").mean().round(4).alias("fine_tuned_average"),
-        pl.col("delta").mean().round(4).alias("delta_average"),
-        (pl.col("delta") > 0).sum().alias("regions_improved"),
-        (pl.col("delta") < 0).sum().alias("regions_worse"),
-    ).sort(pl.col("metric").replace_strict(metric_position, default=len(metric_position))))
+    return (
+        deltas.group_by("metric")
+        .agg(
+            pl.len().alias("n_regions"),
+            pl.col("base").mean().round(4).alias("base_average"),
+            pl.col("fine_tuned").mean().round(4).alias("fine_tuned_average"),
+            pl.col("delta").mean().round(4).alias("delta_average"),
+            (pl.col("delta") > 0).sum().alias("regions_improved"),
+            (pl.col("delta") < 0).sum().alias("regions_worse"),
+        )
+        .sort(pl.col("metric").replace_strict(metric_position, default=len(metric_position)))
+    )
 
 
 def human_ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -146,26 +185,39 @@ def human_ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         FROM nativqa_results r JOIN nativqa_regions g USING (region)
         WHERE r.metric IN {HUMAN_METRICS}
     """).pl()
-    wide = (long.pivot(on="metric", index=["model", "region", "resource_level"], values="value")
-            .join(order, on="region").sort("model", "position").drop("position"))
+    wide = (
+        long.pivot(on="metric", index=["model", "region", "resource_level"], values="value")
+        .join(order, on="region")
+        .sort("model", "position")
+        .drop("position")
+    )
     for metric in HUMAN_METRICS:
         if metric not in wide.columns:
             wide = wide.with_columns(pl.lit(None, pl.Float64).alias(metric))
     wide = wide.select("model", "region", "resource_level", *HUMAN_METRICS)
-    average = wide.group_by("model").agg(
-        pl.lit("Average").alias("region"), pl.lit(None, pl.String).alias("resource_level"),
-        *[pl.col(m).mean().round(4) for m in HUMAN_METRICS],
-    ).select(wide.columns)
+    average = (
+        wide.group_by("model")
+        .agg(
+            pl.lit("Average").alias("region"),
+            pl.lit(None, pl.String).alias("resource_level"),
+            *[pl.col(m).mean().round(4) for m in HUMAN_METRICS],
+        )
+        .select(wide.columns)
+    )
     return pl.concat([wide, average.sort("model")])
 
 
 def regions_without(con: duckdb.DuckDBPyConnection, metrics: tuple[str, ...]) -> list[str]:
     """Regions with no published value of any of `metrics`."""
-    return con.sql(f"""
+    return (
+        con.sql(f"""
         SELECT region FROM nativqa_regions
         WHERE region NOT IN (SELECT region FROM nativqa_results WHERE metric IN {metrics})
         ORDER BY region
-    """).pl()["region"].to_list()
+    """)
+        .pl()["region"]
+        .to_list()
+    )
 
 
 def dataset_sizes(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -174,15 +226,15 @@ def dataset_sizes(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     counts = ["seed_queries", "qa_pairs_collected", "train", "dev", "test", "total_annotated"]
     return con.sql(f"""
         WITH per_region AS (
-            SELECT g.region, g.language, g.city, g.resource_level, {', '.join(f'd.{c}::BIGINT AS {c}' for c in counts)},
+            SELECT g.region, g.language, g.city, g.resource_level, {", ".join(f"d.{c}::BIGINT AS {c}" for c in counts)},
                    1::BIGINT AS n_regions, 1::BIGINT AS n_languages,
                    list_position({list(RESOURCE_LEVELS)}, g.resource_level) AS level_position
             FROM nativqa_dataset d JOIN nativqa_regions g USING (region)
         )
-        SELECT region, language, city, resource_level, {', '.join(counts)}, n_regions, n_languages FROM (
+        SELECT region, language, city, resource_level, {", ".join(counts)}, n_regions, n_languages FROM (
             SELECT *, 0 AS is_total FROM per_region
             UNION ALL
-            SELECT 'Total', NULL, NULL, NULL, {', '.join(f'sum({c})::BIGINT' for c in counts)},
+            SELECT 'Total', NULL, NULL, NULL, {", ".join(f"sum({c})::BIGINT" for c in counts)},
                    count(DISTINCT region), count(DISTINCT language), NULL, 1 FROM per_region
         )
         ORDER BY is_total, level_position, region
@@ -233,11 +285,18 @@ def lengths(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Table 18 as published, in resource-level order, and an `Average` row over the regions (the
     paper's text gives 6 and 35 words)."""
     order = pl.DataFrame({"region": region_order(con)}).with_row_index("position")
-    table = (con.sql("SELECT l.*, g.resource_level FROM nativqa_lengths l JOIN nativqa_regions g USING (region)").pl()
-             .join(order, on="region").sort("position")
-             .select("region", "resource_level", "question_words_avg", "answer_words_avg"))
-    average = table.select(pl.lit("Average").alias("region"), pl.lit(None, pl.String).alias("resource_level"),
-                           pl.col("question_words_avg", "answer_words_avg").mean().round(4))
+    table = (
+        con.sql("SELECT l.*, g.resource_level FROM nativqa_lengths l JOIN nativqa_regions g USING (region)")
+        .pl()
+        .join(order, on="region")
+        .sort("position")
+        .select("region", "resource_level", "question_words_avg", "answer_words_avg")
+    )
+    average = table.select(
+        pl.lit("Average").alias("region"),
+        pl.lit(None, pl.String).alias("resource_level"),
+        pl.col("question_words_avg", "answer_words_avg").mean().round(4),
+    )
     return pl.concat([table, average])
 
 
@@ -252,9 +311,16 @@ def additional_pairs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """).pl()
 
 
-def summary(model_avg: pl.DataFrame, region_avg: pl.DataFrame, levels: pl.DataFrame, tuning: pl.DataFrame,
-            human: pl.DataFrame, sizes: pl.DataFrame) -> str:
+def summary(
+    model_avg: pl.DataFrame,
+    region_avg: pl.DataFrame,
+    levels: pl.DataFrame,
+    tuning: pl.DataFrame,
+    human: pl.DataFrame,
+    sizes: pl.DataFrame,
+) -> str:
     """The notebook's findings in words, computed from its tables; a finding whose data is absent says so."""
+
     def ranked(frame: pl.DataFrame, column: str) -> pl.DataFrame:
         return frame.drop_nulls(column).sort(column, descending=True)
 
@@ -262,18 +328,21 @@ def summary(model_avg: pl.DataFrame, region_avg: pl.DataFrame, levels: pl.DataFr
     total = sizes.filter(pl.col("region") == "Total").row(0, named=True)
     sentences.append(
         f"MultiNativQA holds **{total['total_annotated']:,} annotated QA pairs** in {sizes.height - 1} language-region "
-        f"pairs, kept from {total['qa_pairs_collected']:,} collected pairs grown from {total['seed_queries']:,} seed queries.")
+        f"pairs, kept from {total['qa_pairs_collected']:,} collected pairs grown from {total['seed_queries']:,} seed queries."
+    )
     judged = ranked(model_avg, "gpt4o_judge_1to10")
     if judged.height:
         best, worst = judged.row(0, named=True), judged.row(-1, named=True)
         sentences.append(
             f"Averaged over the regions, **{best['model']}** gets the best GPT-4o-judge score "
-            f"({best['gpt4o_judge_1to10']:.2f} of 10) and {worst['model']} the worst ({worst['gpt4o_judge_1to10']:.2f}).")
+            f"({best['gpt4o_judge_1to10']:.2f} of 10) and {worst['model']} the worst ({worst['gpt4o_judge_1to10']:.2f})."
+        )
         regions = ranked(region_avg, "gpt4o_judge_1to10")
         easiest, hardest = regions.row(0, named=True), regions.row(-1, named=True)
         sentences.append(
             f"Averaged over the models, {easiest['region']} is the easiest region for the judge "
-            f"({easiest['gpt4o_judge_1to10']:.2f}) and {hardest['region']} the hardest ({hardest['gpt4o_judge_1to10']:.2f}).")
+            f"({easiest['gpt4o_judge_1to10']:.2f}) and {hardest['region']} the hardest ({hardest['gpt4o_judge_1to10']:.2f})."
+        )
     else:
         sentences.append("No GPT-4o-judge scores are in the database.")
     bert = ranked(model_avg, "bertscore_f1")
@@ -282,13 +351,19 @@ def summary(model_avg: pl.DataFrame, region_avg: pl.DataFrame, levels: pl.DataFr
     column = next(c for c in levels.columns if c.startswith("average_"))
     everyone = levels.filter(pl.col("model") == "all models")
     if everyone.height:
-        by_level = ", ".join(f"{r['resource_level'].replace('_', ' ')} {r[column]:.3f}" for r in everyone.iter_rows(named=True))
-        sentences.append(f"Average zero-shot {METRIC_BY_NAME[column.removeprefix('average_')].display_name} by resource "
-                         f"level, over all models: {by_level}.")
+        by_level = ", ".join(
+            f"{r['resource_level'].replace('_', ' ')} {r[column]:.3f}" for r in everyone.iter_rows(named=True)
+        )
+        sentences.append(
+            f"Average zero-shot {METRIC_BY_NAME[column.removeprefix('average_')].display_name} by resource "
+            f"level, over all models: {by_level}."
+        )
     if tuning.height:
         changes = "; ".join(
             f"{METRIC_BY_NAME[r['metric']].display_name} improved in {r['regions_improved']} of {r['n_regions']} regions "
-            f"(average change {r['delta_average']:+.3f})" for r in tuning.iter_rows(named=True))
+            f"(average change {r['delta_average']:+.3f})"
+            for r in tuning.iter_rows(named=True)
+        )
         sentences.append(f"Fine-tuning {BASE_MODEL} on the train split: {changes}.")
     averages = human.filter(pl.col("region") == "Average")
     if averages.height:
@@ -296,7 +371,8 @@ def summary(model_avg: pl.DataFrame, region_avg: pl.DataFrame, levels: pl.DataFr
         n_rated = human.filter((pl.col("region") != "Average") & (pl.col("model") == average["model"])).height
         sentences.append(
             f"Human raters gave {average['model']}'s answers an average accuracy of {average['human_accuracy_1to5']:.2f} "
-            f"and usefulness of {average['human_usefulness_1to5']:.2f} (1 to 5) over {n_rated} regions.")
+            f"and usefulness of {average['human_usefulness_1to5']:.2f} (1 to 5) over {n_rated} regions."
+        )
     return " ".join(sentences)
 
 
@@ -305,5 +381,4 @@ def human_coverage_note(con: duckdb.DuckDBPyConnection) -> str:
     missing = regions_without(con, HUMAN_METRICS)
     if not missing:
         return "Every region has published human ratings."
-    return (f"The paper published no human ratings for {', '.join(missing)}: the average is over the "
-            f"other regions only.")
+    return f"The paper published no human ratings for {', '.join(missing)}: the average is over the other regions only."

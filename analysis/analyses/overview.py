@@ -90,31 +90,74 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:
 # views of DATASET_COUNTS_SQL).
 DATASET_COUNTS = (
     ("languages", "languages of the release", "SELECT count(*) FROM languages"),
-    ("high_resource_languages", "high- and mid-resource languages",
-     "SELECT count(*) FROM languages WHERE resource_level = 'high'"),
+    (
+        "high_resource_languages",
+        "high- and mid-resource languages",
+        "SELECT count(*) FROM languages WHERE resource_level = 'high'",
+    ),
     ("low_resource_languages", "low-resource languages", "SELECT count(*) FROM languages WHERE resource_level = 'low'"),
-    ("questions", "questions of both types (human-collected)", "SELECT count(*) FROM questions WHERE collection = 'human'"),
+    (
+        "questions",
+        "questions of both types (human-collected)",
+        "SELECT count(*) FROM questions WHERE collection = 'human'",
+    ),
     ("specific_questions", "culturally specific questions (human-collected)", "SELECT count(*) FROM specific"),
-    ("specific_questions_high_resource", "culturally specific questions of high- and mid-resource languages",
-     "SELECT count(*) FROM specific WHERE resource_level = 'high'"),
-    ("specific_high_resource_languages", "high- and mid-resource languages with culturally specific questions",
-     "SELECT count(DISTINCT language) FROM specific WHERE resource_level = 'high'"),
-    ("specific_questions_low_resource", "culturally specific questions of low-resource languages",
-     "SELECT count(*) FROM specific WHERE resource_level = 'low'"),
-    ("low_resource_question_writers", "distinct writers (`collector`) of the low-resource questions",
-     "SELECT count(DISTINCT collector) FROM specific WHERE resource_level = 'low'"),
-    ("low_resource_writers_per_language_min", "fewest writers of one low-resource language", "SELECT min(n) FROM writers"),
-    ("low_resource_writers_per_language_max", "most writers of one low-resource language", "SELECT max(n) FROM writers"),
-    ("agnostic_questions", "distinct culturally agnostic questions (English originals)",
-     "SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'"),
-    ("agnostic_translation_languages", "languages other than English holding translations of the agnostic questions",
-     "SELECT count(DISTINCT language) FROM questions "
-     "WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English'"),
-    ("agnostic_question_rows", "culturally agnostic questions, one per language",
-     "SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'"),
-    ("human_evaluated_questions", "questions of the human evaluation", "SELECT count(*) FROM questions WHERE human_evaluated"),
-    ("human_evaluated_languages", "languages of the human evaluation",
-     "SELECT count(DISTINCT language) FROM questions WHERE human_evaluated"),
+    (
+        "specific_questions_high_resource",
+        "culturally specific questions of high- and mid-resource languages",
+        "SELECT count(*) FROM specific WHERE resource_level = 'high'",
+    ),
+    (
+        "specific_high_resource_languages",
+        "high- and mid-resource languages with culturally specific questions",
+        "SELECT count(DISTINCT language) FROM specific WHERE resource_level = 'high'",
+    ),
+    (
+        "specific_questions_low_resource",
+        "culturally specific questions of low-resource languages",
+        "SELECT count(*) FROM specific WHERE resource_level = 'low'",
+    ),
+    (
+        "low_resource_question_writers",
+        "distinct writers (`collector`) of the low-resource questions",
+        "SELECT count(DISTINCT collector) FROM specific WHERE resource_level = 'low'",
+    ),
+    (
+        "low_resource_writers_per_language_min",
+        "fewest writers of one low-resource language",
+        "SELECT min(n) FROM writers",
+    ),
+    (
+        "low_resource_writers_per_language_max",
+        "most writers of one low-resource language",
+        "SELECT max(n) FROM writers",
+    ),
+    (
+        "agnostic_questions",
+        "distinct culturally agnostic questions (English originals)",
+        "SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'",
+    ),
+    (
+        "agnostic_translation_languages",
+        "languages other than English holding translations of the agnostic questions",
+        "SELECT count(DISTINCT language) FROM questions "
+        "WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English'",
+    ),
+    (
+        "agnostic_question_rows",
+        "culturally agnostic questions, one per language",
+        "SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'",
+    ),
+    (
+        "human_evaluated_questions",
+        "questions of the human evaluation",
+        "SELECT count(*) FROM questions WHERE human_evaluated",
+    ),
+    (
+        "human_evaluated_languages",
+        "languages of the human evaluation",
+        "SELECT count(DISTINCT language) FROM questions WHERE human_evaluated",
+    ),
 )
 DATASET_COUNTS_SQL = """
 WITH specific AS (
@@ -130,7 +173,9 @@ SELECT * FROM (VALUES {rows}) AS counts(quantity, description, value)
 
 def dataset_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """What the release holds, in the counts the paper's text uses (`quantity`, `description`, `value`)."""
-    rows = ",\n    ".join(f"('{quantity}', '{description}', ({query}))" for quantity, description, query in DATASET_COUNTS)
+    rows = ",\n    ".join(
+        f"('{quantity}', '{description}', ({query}))" for quantity, description, query in DATASET_COUNTS
+    )
     return con.sql(DATASET_COUNTS_SQL.format(rows=rows)).pl()
 
 
@@ -161,10 +206,12 @@ def top_category_counts(top: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> pl
     """Per resource level and category: in how many of the level's languages it is the top category
     (Appendix B: religion and customs tops 10 of the 12 low-resource languages)."""
     levels = con.sql("SELECT resource_level, count(*) AS n_languages_in_level FROM languages GROUP BY ALL").pl()
-    return (top.group_by("resource_level", "top_category").agg(pl.len().alias("n_languages"),
-                                                               pl.col("language").sort().str.join(", ").alias("languages"))
-            .join(levels, on="resource_level")
-            .sort("resource_level", "n_languages", "top_category", descending=[False, True, False]))
+    return (
+        top.group_by("resource_level", "top_category")
+        .agg(pl.len().alias("n_languages"), pl.col("language").sort().str.join(", ").alias("languages"))
+        .join(levels, on="resource_level")
+        .sort("resource_level", "n_languages", "top_category", descending=[False, True, False])
+    )
 
 
 def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -173,8 +220,10 @@ def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     differ only where a range is given, Kirundi's 12-13M)."""
     table = con.sql("SELECT * FROM languages ORDER BY resource_level, language").pl()
     bounds = [_speaker_bounds(text) for text in table["speakers"].to_list()]
-    return table.with_columns(speakers_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
-                              speakers_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
+    return table.with_columns(
+        speakers_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
+        speakers_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64),
+    )
 
 
 def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
@@ -189,6 +238,7 @@ def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
 
 
 # ---------------------------------------------------------------- Figure 1: the topic treemap
+
 
 def category_treemap_table(con: duckdb.DuckDBPyConnection, width: float = 100.0, height: float = 60.0) -> pl.DataFrame:
     """Figure 1: the categories of the culturally specific questions as a squarified treemap, each box's
@@ -205,10 +255,13 @@ def category_treemap_table(con: duckdb.DuckDBPyConnection, width: float = 100.0,
     boxes = squarify([n * width * height / total for n in counts["n_questions"].to_list()], 0.0, 0.0, width, height)
     return counts.with_columns(
         pct_of_questions=(100 * pl.col("n_questions") / total).round(1),
-        **{name: pl.Series([round(b[i], 3) for b in boxes]) for i, name in enumerate(("x0", "y0", "x1", "y1"))})
+        **{name: pl.Series([round(b[i], 3) for b in boxes]) for i, name in enumerate(("x0", "y0", "x1", "y1"))},
+    )
 
 
-def squarify(areas: list[float], x: float, y: float, width: float, height: float) -> list[tuple[float, float, float, float]]:
+def squarify(
+    areas: list[float], x: float, y: float, width: float, height: float
+) -> list[tuple[float, float, float, float]]:
     """Boxes (x0, y0, x1, y1) tiling the rectangle, one per area in the given (descending) order, laid
     out in rows that keep the boxes as square as they can be (Bruls, Huizing and van Wijk, 2000)."""
     boxes: list[tuple[float, float, float, float]] = []

@@ -9,13 +9,16 @@ the ones it writes. This only shows; `make check-paper` is what judges every cla
 import polars as pl
 
 from ..io import paper as paper_claims
+
 # Notebooks load the registry through this module, to show its numbers beside their tables.
 from ..io.paper import load_claims  # noqa: F401
 
 COLUMNS = ("item", "row", "column", "paper", "suite", "expect", "reason")
 
 
-def beside_paper(claims: pl.DataFrame, item: str, tables: dict[str, pl.DataFrame], paper: str = "calmqa") -> pl.DataFrame:
+def beside_paper(
+    claims: pl.DataFrame, item: str, tables: dict[str, pl.DataFrame], paper: str = "calmqa"
+) -> pl.DataFrame:
     """Each printed number of one paper item beside the suite's value, rounded to the paper's precision.
 
     `tables` maps a source CSV's stem (e.g. `table13_identification_accuracy`) to the table written to it;
@@ -32,6 +35,15 @@ def beside_paper(claims: pl.DataFrame, item: str, tables: dict[str, pl.DataFrame
             table = table.filter(pl.col(column).cast(pl.String) == wanted)
         if table.height == 1 and table[claim["value_column"]][0] is not None:
             value = f"{table[claim['value_column']][0]:.{claim['decimals']}f}"
-        rows.append({"item": item, "row": claim["row"], "column": claim["column"], "paper": claim["printed"],
-                     "suite": value, "expect": claim["expect"], "reason": claim["reason"]})
+        rows.append(
+            {
+                "item": item,
+                "row": claim["row"],
+                "column": claim["column"],
+                "paper": claim["printed"],
+                "suite": value,
+                "expect": claim["expect"],
+                "reason": claim["reason"],
+            }
+        )
     return pl.DataFrame(rows, schema={c: pl.String for c in COLUMNS})

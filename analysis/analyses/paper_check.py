@@ -63,7 +63,9 @@ class _Figures:
             try:
                 self._tables[source] = pl.read_csv(path, infer_schema=False) if path.is_file() else None
             except (pl.exceptions.PolarsError, OSError) as exc:
-                self._tables[source] = f"{path} cannot be read as CSV ({str(exc).splitlines()[0]}): run `make figures` again"
+                self._tables[source] = (
+                    f"{path} cannot be read as CSV ({str(exc).splitlines()[0]}): run `make figures` again"
+                )
         return self._tables[source]
 
     def value(self, claim: dict) -> tuple[float | None, str | None]:
@@ -74,13 +76,16 @@ class _Figures:
             return None, table
         if table is None:
             notebook = source.split("/")[0]
-            return None, (f"{self.root / source}.csv does not exist: run `make figures` (notebook {notebook} "
-                          "writes it), or correct the claim's `source`")
+            return None, (
+                f"{self.root / source}.csv does not exist: run `make figures` (notebook {notebook} "
+                "writes it), or correct the claim's `source`"
+            )
         match = paper.parse_match(claim["match"])
         unknown = [key for key in (*match, column) if key not in table.columns]
         if unknown:
-            return None, (f"{source}.csv has no column {', '.join(map(repr, unknown))} "
-                          f"(its columns: {', '.join(table.columns)})")
+            return None, (
+                f"{source}.csv has no column {', '.join(map(repr, unknown))} (its columns: {', '.join(table.columns)})"
+            )
         rows = table.filter(*[pl.col(key) == text for key, text in match.items()]) if match else table
         if rows.height != 1:
             selection = claim["match"] or "(no match: the whole table)"
@@ -97,7 +102,9 @@ class _Figures:
         return value, None
 
 
-def check_registry(claims_folder: Path | str = paths.PAPER_CLAIMS, figures_root: Path | str = paths.FIGURES) -> pl.DataFrame:
+def check_registry(
+    claims_folder: Path | str = paths.PAPER_CLAIMS, figures_root: Path | str = paths.FIGURES
+) -> pl.DataFrame:
     """`check` of every claim of the registry in `claims_folder` (raises `InputError` when it is invalid)."""
     return check(paper.load_claims(claims_folder), figures_root)
 
@@ -114,8 +121,14 @@ def check(claims: pl.DataFrame, figures_root: Path | str = paths.FIGURES) -> pl.
         else:
             value, problem = figures.value(claim)
             outcome = NO_VALUE if value is None else status(claim["printed"], value)
-        results.append({"value_suite": value, "status": outcome, "problem": problem,
-                        "ok": problem is None and outcome == claim["expect"]})
+        results.append(
+            {
+                "value_suite": value,
+                "status": outcome,
+                "problem": problem,
+                "ok": problem is None and outcome == claim["expect"],
+            }
+        )
     schema = {"value_suite": pl.Float64, "status": pl.String, "problem": pl.String, "ok": pl.Boolean}
     return pl.concat([claims, pl.DataFrame(results, schema=schema)], how="horizontal")
 
@@ -124,7 +137,7 @@ def suite_text(value: float | None, decimals: int, printed: str) -> str | None:
     """The suite's value as the paper would print it (same precision, scale and percent sign)."""
     if value is None:
         return None
-    scale = paper.printed_unit(printed) * 10.0 ** decimals
+    scale = paper.printed_unit(printed) * 10.0**decimals
     suffix = next((s for s in ("%", *paper.MAGNITUDES) if printed.endswith(s)), "")
     number = value / scale
     text = f"{number:,.{decimals}f}" if "," in printed else f"{number:.{decimals}f}"
@@ -141,27 +154,36 @@ def counts(results: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     none), per group of `by`, with `claims`, and `failing`: the claims whose status is not the expected
     one. Paper items sort naturally: Table 4 before Table 10."""
     statuses = _statuses(results)
-    table = (results.group_by(by, maintain_order=True)
-             .agg(pl.len().alias("claims"), *[(pl.col("status") == s).sum().alias(s) for s in statuses],
-                  (~pl.col("ok")).sum().alias("failing")))
+    table = results.group_by(by, maintain_order=True).agg(
+        pl.len().alias("claims"),
+        *[(pl.col("status") == s).sum().alias(s) for s in statuses],
+        (~pl.col("ok")).sum().alias("failing"),
+    )
     keys = [pl.col(c) for c in by]
     if "item" in by:
         item = pl.col("item")
         keys = [pl.col(c) for c in by if c != "item"] + [
-            item.str.extract(r"^(\D*)"), item.str.extract(r"(\d+)").cast(pl.Int32, strict=False), item]
+            item.str.extract(r"^(\D*)"),
+            item.str.extract(r"(\d+)").cast(pl.Int32, strict=False),
+            item,
+        ]
     return table.sort(keys)
 
 
 def status_long(results: pl.DataFrame) -> pl.DataFrame:
     """Claims per paper and status (every status, zeros included), for the chart."""
     statuses = _statuses(results)
-    grid = (results.select(pl.col("paper").unique().sort())
-            .join(pl.DataFrame({"status": statuses, "position": list(range(len(statuses)))}), how="cross"))
+    grid = results.select(pl.col("paper").unique().sort()).join(
+        pl.DataFrame({"status": statuses, "position": list(range(len(statuses)))}), how="cross"
+    )
     n = results.group_by("paper", "status").agg(pl.len().alias("claims"))
-    return (grid.join(n, on=["paper", "status"], how="left")
-            .with_columns(pl.col("claims").fill_null(0).cast(pl.Int64),
-                          paper_name=pl.col("paper").replace_strict(PAPER_NAMES))
-            .sort("paper", "position"))
+    return (
+        grid.join(n, on=["paper", "status"], how="left")
+        .with_columns(
+            pl.col("claims").fill_null(0).cast(pl.Int64), paper_name=pl.col("paper").replace_strict(PAPER_NAMES)
+        )
+        .sort("paper", "position")
+    )
 
 
 def summary_line(results: pl.DataFrame, paper_key: str) -> str:
@@ -181,12 +203,15 @@ def summary_line(results: pl.DataFrame, paper_key: str) -> str:
 
 def summary_markdown(results: pl.DataFrame) -> str:
     """The reproduction report's summary: one line per paper, then whether every claim is as expected."""
-    lines = [f"**{summary_line(results, key)}.**" for key in PAPER_NAMES
-             if results.filter(pl.col("paper") == key).height]
+    lines = [
+        f"**{summary_line(results, key)}.**" for key in PAPER_NAMES if results.filter(pl.col("paper") == key).height
+    ]
     failing = results.filter(~pl.col("ok")).height
     if failing:
-        lines.append(f"**{failing:,} of the {results.height:,} claims do not have the status the registry expects**: "
-                     "they are listed first below, with what is missing or what changed (`make check-paper` fails).")
+        lines.append(
+            f"**{failing:,} of the {results.height:,} claims do not have the status the registry expects**: "
+            "they are listed first below, with what is missing or what changed (`make check-paper` fails)."
+        )
     else:
         lines.append(f"Every one of the {results.height:,} claims has the status the registry expects.")
     return "\n\n".join(lines)
@@ -212,7 +237,9 @@ def report_sections(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
     parts = {"failing": table.filter(~pl.col("ok")).select(*_SHOWN, "status", "expect", "note", "source")}
     for status_name in ("differs", "within rounding", NOT_IN_RELEASE, "exact"):
         rows = table.filter(pl.col("ok") & (pl.col("status") == status_name))
-        parts[status_name] = rows.select(*_SHOWN, "source") if status_name == "exact" else rows.select(*_SHOWN, "note", "source")
+        parts[status_name] = (
+            rows.select(*_SHOWN, "source") if status_name == "exact" else rows.select(*_SHOWN, "note", "source")
+        )
     return {name: part for name, part in parts.items() if part.height}
 
 
@@ -220,15 +247,35 @@ def report_table(results: pl.DataFrame) -> pl.DataFrame:
     """Every claim, readable: failures first, then differences with their reasons, then the rest;
     `suite` is the suite's value as the paper would print it."""
     order = {NO_VALUE: 0, "differs": 1, "within rounding": 2, NOT_IN_RELEASE: 3, "exact": 4}
-    return (results
-            .with_columns(suite=pl.struct("value_suite", "decimals", "printed").map_elements(
-                lambda r: suite_text(r["value_suite"], r["decimals"], r["printed"]), return_dtype=pl.String),
-                note=pl.coalesce("problem", pl.when(pl.col("reason") != "").then("reason")))
-            .with_columns(rank=pl.when(~pl.col("ok")).then(-1)
-                          .otherwise(pl.col("status").replace_strict(order, return_dtype=pl.Int32)))
-            .sort("rank", "paper", "file", maintain_order=True)
-            .select("paper", "item", "row", "column", "printed", "suite", "status", "expect", "ok", "note",
-                    "claim_id", "source", "value_suite"))
+    return (
+        results.with_columns(
+            suite=pl.struct("value_suite", "decimals", "printed").map_elements(
+                lambda r: suite_text(r["value_suite"], r["decimals"], r["printed"]), return_dtype=pl.String
+            ),
+            note=pl.coalesce("problem", pl.when(pl.col("reason") != "").then("reason")),
+        )
+        .with_columns(
+            rank=pl.when(~pl.col("ok"))
+            .then(-1)
+            .otherwise(pl.col("status").replace_strict(order, return_dtype=pl.Int32))
+        )
+        .sort("rank", "paper", "file", maintain_order=True)
+        .select(
+            "paper",
+            "item",
+            "row",
+            "column",
+            "printed",
+            "suite",
+            "status",
+            "expect",
+            "ok",
+            "note",
+            "claim_id",
+            "source",
+            "value_suite",
+        )
+    )
 
 
 def _print_counts(table: pl.DataFrame, keys: list[str]) -> None:
@@ -260,6 +307,8 @@ def print_report(results: pl.DataFrame) -> bool:
     for claim in failing.iter_rows(named=True):
         suite = suite_text(claim["value_suite"], claim["decimals"], claim["printed"])
         what = claim["problem"] or f"the suite has {suite}: {claim['status']}"
-        print(f"  {claim['file']} {claim['claim_id']}: printed {claim['printed']}, expected "
-              f"{claim['expect']}; {what}", file=sys.stderr)
+        print(
+            f"  {claim['file']} {claim['claim_id']}: printed {claim['printed']}, expected {claim['expect']}; {what}",
+            file=sys.stderr,
+        )
     return False

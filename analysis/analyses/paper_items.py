@@ -25,8 +25,9 @@ def answer_scores(available: list[str]) -> Labels:
     figures = [SCORE_FIGURES[s] for s in ALL_SCORES if s in available]
     numbers = sorted(f.removeprefix("Figure ") for f in figures)
     complete = all(s in available for s in ALL_SCORES)
-    items = (f"Figure{'s' if len(numbers) > 1 else ''} {', '.join(sorted(numbers, key=int))}"
-             + (" and Table 2" if complete else ""))
+    items = f"Figure{'s' if len(numbers) > 1 else ''} {', '.join(sorted(numbers, key=int))}" + (
+        " and Table 2" if complete else ""
+    )
     if complete:
         title = f"Answer scores (paper {items})"
     elif available == ["s_surf"]:
@@ -39,9 +40,10 @@ def answer_scores(available: list[str]) -> Labels:
 def _is_collection_comparison(groups: tuple[dict, dict]) -> bool:
     """The paper's comparison: human- against auto-collected culturally specific questions."""
     selectors = [{k: v for k, v in g.items() if k != "label"} for g in groups]
-    return (all(set(s) <= {"collection", "question_type"} and s.get("question_type", "specific") == "specific"
-                for s in selectors)
-            and sorted(s.get("collection") for s in selectors) == ["auto", "human"])
+    return all(
+        set(s) <= {"collection", "question_type"} and s.get("question_type", "specific") == "specific"
+        for s in selectors
+    ) and sorted(s.get("collection") for s in selectors) == ["auto", "human"]
 
 
 def collection_comparison(groups: tuple[dict, dict], value: str, resource_level: str) -> Labels:
@@ -50,15 +52,26 @@ def collection_comparison(groups: tuple[dict, dict], value: str, resource_level:
     pair of groups or score is beyond the paper."""
     a, b = (g.get("label") or "group" for g in groups)
     if not _is_collection_comparison(groups):
-        return Labels(f"Comparing two groups of answers: {a} vs {b} (beyond the paper)",
-                      {"heatmap": "group_heatmaps", "aggregate": f"{resource_level}_resource_comparison"})
+        return Labels(
+            f"Comparing two groups of answers: {a} vs {b} (beyond the paper)",
+            {"heatmap": "group_heatmaps", "aggregate": f"{resource_level}_resource_comparison"},
+        )
     paper_score = value == "s"
-    items = ["Figure 12" if paper_score else None, "Table 14" if resource_level == "high" else None,
-             "the Appendix C.2 tests"]
+    items = [
+        "Figure 12" if paper_score else None,
+        "Table 14" if resource_level == "high" else None,
+        "the Appendix C.2 tests",
+    ]
     shown = ", ".join(i for i in items if i)
     title = f"Human- vs auto-collected questions (paper {shown})"
     if not paper_score:
         title += "; the paper compares the overall score S"
-    return Labels(title, {"heatmap": "figure12_group_heatmaps" if paper_score else "group_heatmaps",
-                          "aggregate": "table14_high_resource" if resource_level == "high"
-                          else f"{resource_level}_resource_comparison"})
+    return Labels(
+        title,
+        {
+            "heatmap": "figure12_group_heatmaps" if paper_score else "group_heatmaps",
+            "aggregate": "table14_high_resource"
+            if resource_level == "high"
+            else f"{resource_level}_resource_comparison",
+        },
+    )

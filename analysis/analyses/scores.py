@@ -74,21 +74,27 @@ def score_components(answers: pl.DataFrame) -> pl.DataFrame:
     """Add s_surf, s_fact, s_rel and s (each 0 to 1, null when unknown) to rows with columns surface_ok,
     n_claims, n_supported and relevant."""
     clean = pl.col("surface_ok")
-    fact = (pl.when(pl.col("n_claims") > 0).then(pl.col("n_supported") / pl.col("n_claims"))
-            .when(pl.col("n_claims") == 0).then(0.0))
-    return (answers
-            .with_columns(s_surf=clean.cast(pl.Float64),
-                          s_fact=pl.when(clean).then(fact),
-                          s_rel=pl.when(clean).then(pl.col("relevant").cast(pl.Float64)))
-            .with_columns(s=pl.when(~clean).then(0.0).otherwise(pl.col("s_fact") * pl.col("s_rel"))))
+    fact = (
+        pl.when(pl.col("n_claims") > 0)
+        .then(pl.col("n_supported") / pl.col("n_claims"))
+        .when(pl.col("n_claims") == 0)
+        .then(0.0)
+    )
+    return answers.with_columns(
+        s_surf=clean.cast(pl.Float64),
+        s_fact=pl.when(clean).then(fact),
+        s_rel=pl.when(clean).then(pl.col("relevant").cast(pl.Float64)),
+    ).with_columns(s=pl.when(~clean).then(0.0).otherwise(pl.col("s_fact") * pl.col("s_rel")))
 
 
 def answer_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Every model answer with its surface verdict, imported metrics and score components."""
     missing = [name for name in ("answer_metrics", "answer_surface") if not store.table_exists(con, name)]
     if missing:
-        raise LookupError(f"the database has no table {', '.join(sorted(missing))}: build it with `make db`, "
-                          "which computes the surface verdicts")
+        raise LookupError(
+            f"the database has no table {', '.join(sorted(missing))}: build it with `make db`, "
+            "which computes the surface verdicts"
+        )
     answers = con.sql(ANSWERS_SQL).pl()
     labels = dimensions.language_labels(con)
     return score_components(answers).with_columns(language_label=pl.col("language").replace_strict(labels))
@@ -96,18 +102,33 @@ def answer_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 # ---------------------------------------------------------------------------------- answer scores
 
+
 def _coverage(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """Per group: the share of surface-clean answers whose S is known (1 when none is clean)."""
-    return frame.group_by(by).agg(
-        (pl.col("s").is_not_null() & pl.col("surface_ok")).sum().alias("n_clean_scored"),
-        pl.col("surface_ok").fill_null(False).sum().alias("n_clean"),
-    ).with_columns(metrics_coverage=pl.when(pl.col("n_clean") == 0).then(1.0)
-                   .otherwise(pl.col("n_clean_scored") / pl.col("n_clean"))).drop("n_clean_scored", "n_clean")
+    return (
+        frame.group_by(by)
+        .agg(
+            (pl.col("s").is_not_null() & pl.col("surface_ok")).sum().alias("n_clean_scored"),
+            pl.col("surface_ok").fill_null(False).sum().alias("n_clean"),
+        )
+        .with_columns(
+            metrics_coverage=pl.when(pl.col("n_clean") == 0)
+            .then(1.0)
+            .otherwise(pl.col("n_clean_scored") / pl.col("n_clean"))
+        )
+        .drop("n_clean_scored", "n_clean")
+    )
 
 
-def score_cells(answers: pl.DataFrame, value: str, by: tuple[str, ...] = ("model", "language", "question_type"),
-                *, min_valid: int = MIN_VALID_ANSWERS, min_metrics_coverage: float = MIN_METRICS_COVERAGE,
-                **bootstrap) -> pl.DataFrame:
+def score_cells(
+    answers: pl.DataFrame,
+    value: str,
+    by: tuple[str, ...] = ("model", "language", "question_type"),
+    *,
+    min_valid: int = MIN_VALID_ANSWERS,
+    min_metrics_coverage: float = MIN_METRICS_COVERAGE,
+    **bootstrap,
+) -> pl.DataFrame:
     """Heatmap cells of one score: its mean x 100 per group of `by`, with n and the interval (Wilson for
     the 0/1 scores, bootstrap for the others).
 
@@ -126,20 +147,28 @@ def score_cells(answers: pl.DataFrame, value: str, by: tuple[str, ...] = ("model
     cells = cells.join(_coverage(answers, by), on=by)
     if value == "s":
         thin = pl.col("metrics_coverage") < min_metrics_coverage
-        cells = cells.with_columns([pl.when(thin).then(None).otherwise(pl.col(c)).alias(c)
-                                    for c in ("mean", "ci_low", "ci_high")])
+        cells = cells.with_columns(
+            [pl.when(thin).then(None).otherwise(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
+        )
     status = pl.lit(None, dtype=pl.String)
     if "language" in by:
         errors = answers.group_by(by).agg(pl.col("provider_error").all().alias("all_provider_errors"))
         cells = cells.join(errors, on=by)
-        status = (pl.when(pl.col("all_provider_errors")).then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
-                  .when(pl.col("unreliable")).then(pl.lit(surface.NOT_IDENTIFIED)))
+        status = (
+            pl.when(pl.col("all_provider_errors"))
+            .then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
+            .when(pl.col("unreliable"))
+            .then(pl.lit(surface.NOT_IDENTIFIED))
+        )
     cells = cells.with_columns(status=status).with_columns(
-        [pl.when(pl.col("status").is_null()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")])
-    return (cells.rename({"mean": value})
-            .with_columns(pl.col(value, "ci_low", "ci_high").round(1), pl.col("metrics_coverage").round(3))
-            .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage", "status")
-            .pipe(dimensions.in_order, by))
+        [pl.when(pl.col("status").is_null()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
+    )
+    return (
+        cells.rename({"mean": value})
+        .with_columns(pl.col(value, "ci_low", "ci_high").round(1), pl.col("metrics_coverage").round(3))
+        .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage", "status")
+        .pipe(dimensions.in_order, by)
+    )
 
 
 def available_scores(answers: pl.DataFrame) -> list[str]:
@@ -147,20 +176,39 @@ def available_scores(answers: pl.DataFrame) -> list[str]:
     return [c for c in SCORES if c == "s_surf" or answers.filter(pl.col("surface_ok"))[c].is_not_null().any()]
 
 
-def scores_by_model(answers: pl.DataFrame, exclude_unreliable: bool = True, *, min_valid: int = MIN_VALID_ANSWERS,
-                    min_metrics_coverage: float = MIN_METRICS_COVERAGE, **bootstrap) -> pl.DataFrame:
+def scores_by_model(
+    answers: pl.DataFrame,
+    exclude_unreliable: bool = True,
+    *,
+    min_valid: int = MIN_VALID_ANSWERS,
+    min_metrics_coverage: float = MIN_METRICS_COVERAGE,
+    **bootstrap,
+) -> pl.DataFrame:
     """Table 2: each score component per model and question type, micro-averaged (answers pooled over
     languages), x 100, with n and the bootstrap interval; unreliable languages out by default."""
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
-    parts = [score_cells(kept, value, ("model", "question_type"), min_valid=min_valid,
-                         min_metrics_coverage=min_metrics_coverage, **bootstrap)
-             .rename({value: "mean"}).with_columns(score=pl.lit(value)) for value in SCORES]
+    parts = [
+        score_cells(
+            kept,
+            value,
+            ("model", "question_type"),
+            min_valid=min_valid,
+            min_metrics_coverage=min_metrics_coverage,
+            **bootstrap,
+        )
+        .rename({value: "mean"})
+        .with_columns(score=pl.lit(value))
+        for value in SCORES
+    ]
     order = {value: i for i, value in enumerate(SCORES)}
-    return (pl.concat(parts)
-            .with_columns(pl.col("score").replace_strict(order, return_dtype=pl.Int8).alias("order"))
-            .pipe(dimensions.in_order, ["model", "question_type", "order"])
-            .select("model", "question_type", "score", "n_answers", "n_valid", "mean", "ci_low", "ci_high",
-                    "metrics_coverage"))
+    return (
+        pl.concat(parts)
+        .with_columns(pl.col("score").replace_strict(order, return_dtype=pl.Int8).alias("order"))
+        .pipe(dimensions.in_order, ["model", "question_type", "order"])
+        .select(
+            "model", "question_type", "score", "n_answers", "n_valid", "mean", "ci_low", "ci_high", "metrics_coverage"
+        )
+    )
 
 
 def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unreliable: bool = True) -> list[str]:
@@ -169,24 +217,31 @@ def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unrelia
     shortest clean answers, its median in bytes against the other models' median)."""
     caveats = []
     if "s" not in available:
-        caveats.append("Surface component only: S also needs factuality and relevance, which need imported "
-                       "metrics (make import-metrics); until then S_surf is all that can be drawn.")
+        caveats.append(
+            "Surface component only: S also needs factuality and relevance, which need imported "
+            "metrics (make import-metrics); until then S_surf is all that can be drawn."
+        )
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
     clean = kept.filter(pl.col("surface_ok") & pl.col("n_bytes").is_not_null())
     if clean["model"].n_unique() >= 2:
         medians = clean.group_by("model").agg(pl.col("n_bytes").median()).sort("n_bytes", "model")
         shortest = medians.row(0, named=True)
         others = clean.filter(pl.col("model") != shortest["model"])["n_bytes"].median()
-        caveats.append(f"A short answer counts as clean: {shortest['model']}'s median answer without surface issues "
-                       f"is {shortest['n_bytes']:,.0f} bytes, the other models' {others:,.0f} bytes "
-                       f"(over the {clean['language'].n_unique()} languages"
-                       f"{' identified reliably' if exclude_unreliable else ''}).")
+        caveats.append(
+            f"A short answer counts as clean: {shortest['model']}'s median answer without surface issues "
+            f"is {shortest['n_bytes']:,.0f} bytes, the other models' {others:,.0f} bytes "
+            f"(over the {clean['language'].n_unique()} languages"
+            f"{' identified reliably' if exclude_unreliable else ''})."
+        )
     return caveats
 
 
 def _scope(exclude_unreliable: bool) -> str:
-    return ("the languages with reliable language identification (Balochi, Hiligaynon, Kirundi and Papiamento "
-            "left out)" if exclude_unreliable else "all languages")
+    return (
+        "the languages with reliable language identification (Balochi, Hiligaynon, Kirundi and Papiamento left out)"
+        if exclude_unreliable
+        else "all languages"
+    )
 
 
 def missing_scores_note(available: list[str]) -> str:
@@ -194,51 +249,73 @@ def missing_scores_note(available: list[str]) -> str:
     missing = [SCORES[c] for c in SCORES if c not in available]
     if not missing:
         return ""
-    return (f"Not shown: {', '.join(missing)}. They need factuality and relevance metrics for the answers "
-            "without surface issues, and this database has none (see the summary above for how to import them).")
+    return (
+        f"Not shown: {', '.join(missing)}. They need factuality and relevance metrics for the answers "
+        "without surface issues, and this database has none (see the summary above for how to import them)."
+    )
 
 
-def summary(answers: pl.DataFrame, table: pl.DataFrame, cells: dict[str, pl.DataFrame],
-            exclude_unreliable: bool = True, min_valid: int = MIN_VALID_ANSWERS,
-            min_metrics_coverage: float = MIN_METRICS_COVERAGE) -> str:
+def summary(
+    answers: pl.DataFrame,
+    table: pl.DataFrame,
+    cells: dict[str, pl.DataFrame],
+    exclude_unreliable: bool = True,
+    min_valid: int = MIN_VALID_ANSWERS,
+    min_metrics_coverage: float = MIN_METRICS_COVERAGE,
+) -> str:
     """The notebook's findings in words, computed from the per-answer scores, Table 2 and the heatmap cells."""
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
     clean = kept.filter(pl.col("surface_ok"))
     headline = "s" if "s" in cells and table.filter(pl.col("score") == "s")["mean"].is_not_null().any() else "s_surf"
-    by_type = (kept.group_by("question_type")
-               .agg((100 * pl.col(headline).mean()).alias("mean"), pl.col(headline).count().alias("n"))
-               .sort("question_type"))
+    by_type = (
+        kept.group_by("question_type")
+        .agg((100 * pl.col(headline).mean()).alias("mean"), pl.col(headline).count().alias("n"))
+        .sort("question_type")
+    )
     means = {r["question_type"]: r for r in by_type.iter_rows(named=True)}
-    per_model = (table.filter((pl.col("score") == headline) & pl.col("mean").is_not_null())
-                 .group_by("model")
-                 .agg(((pl.col("mean") * pl.col("n_valid")).sum() / pl.col("n_valid").sum()).alias("mean"),
-                      pl.col("n_valid").sum())
-                 .sort("mean", "model"))
+    per_model = (
+        table.filter((pl.col("score") == headline) & pl.col("mean").is_not_null())
+        .group_by("model")
+        .agg(
+            ((pl.col("mean") * pl.col("n_valid")).sum() / pl.col("n_valid").sum()).alias("mean"),
+            pl.col("n_valid").sum(),
+        )
+        .sort("mean", "model")
+    )
     words = SCORE_WORDS[headline]
     parts = []
     if headline == "s_surf":
         parts.append(
             "**Factuality (S_fact) and relevance (S_rel) are missing**: the database holds no imported metrics for "
             "the answers without surface issues, so the overall score S = S_surf x S_fact x S_rel cannot be "
-            "computed. This notebook shows its surface component S_surf only. " + METRICS_HOWTO)
+            "computed. This notebook shows its surface component S_surf only. " + METRICS_HOWTO
+        )
     else:
         scored = clean.filter(pl.col("s").is_not_null()).height
         parts.append(
             f"Imported metrics cover **{scored:,} of the {clean.height:,} answers without surface issues** "
             f"({100 * scored / max(clean.height, 1):.1f}%). Answers without metrics have no S and are left out; "
-            f"a cell's S is blank when fewer than {min_metrics_coverage:.0%} of its surface-clean answers have them.")
-    type_words = " and ".join(f"**{means[t]['mean']:.1f}** on culturally {t} questions ({means[t]['n']:,} answers)"
-                              for t in ("agnostic", "specific") if t in means and means[t]["n"])
+            f"a cell's S is blank when fewer than {min_metrics_coverage:.0%} of its surface-clean answers have them."
+        )
+    type_words = " and ".join(
+        f"**{means[t]['mean']:.1f}** on culturally {t} questions ({means[t]['n']:,} answers)"
+        for t in ("agnostic", "specific")
+        if t in means and means[t]["n"]
+    )
     parts.append(f"Over {_scope(exclude_unreliable)}, {words} is {type_words}.")
     if per_model.height >= 2:
         worst, best = per_model.row(0, named=True), per_model.row(-1, named=True)
-        parts.append(f"{best['model']} scores highest ({best['mean']:.1f} over {best['n_valid']:,} answers), "
-                     f"{worst['model']} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
-                     "question pooled.")
+        parts.append(
+            f"{best['model']} scores highest ({best['mean']:.1f} over {best['n_valid']:,} answers), "
+            f"{worst['model']} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
+            "question pooled."
+        )
     blank = cells[headline].filter(pl.col(headline).is_null()).height
-    parts.append(f"{blank} of the {cells[headline].height} model x language x question-type cells of the "
-                 f"{SCORES[headline]} heatmap are blank (fewer than {min_valid} valid answers"
-                 + (", or too few metrics)." if headline == "s" else ")."))
+    parts.append(
+        f"{blank} of the {cells[headline].height} model x language x question-type cells of the "
+        f"{SCORES[headline]} heatmap are blank (fewer than {min_valid} valid answers"
+        + (", or too few metrics)." if headline == "s" else ").")
+    )
     return "\n\n".join(parts)
 
 
@@ -255,8 +332,9 @@ def group_filter(spec: dict) -> pl.Expr:
         if column == "label":
             continue
         if column not in GROUP_COLUMNS:
-            raise ValueError(f"a group can select on {', '.join(GROUP_COLUMNS)} (and name itself with `label`), "
-                             f"not on {column!r}")
+            raise ValueError(
+                f"a group can select on {', '.join(GROUP_COLUMNS)} (and name itself with `label`), not on {column!r}"
+            )
         conditions.append(pl.col(column).is_in(list(wanted) if isinstance(wanted, (list, tuple)) else [wanted]))
     return pl.all_horizontal(conditions) if conditions else pl.lit(True)
 
@@ -270,8 +348,11 @@ def group_labels(groups: tuple[dict, dict]) -> list[str]:
     return [group_label(g) for g in groups]
 
 
-def choose_score(answers: pl.DataFrame, score: str = "auto", min_metrics_coverage: float = MIN_METRICS_COVERAGE,
-                 ) -> tuple[str, str]:
+def choose_score(
+    answers: pl.DataFrame,
+    score: str = "auto",
+    min_metrics_coverage: float = MIN_METRICS_COVERAGE,
+) -> tuple[str, str]:
     """The per-answer score to compare, and a sentence saying which and why.
 
     `auto` takes S when metrics cover at least `min_metrics_coverage` of the surface-clean answers, else S_surf.
@@ -280,8 +361,9 @@ def choose_score(answers: pl.DataFrame, score: str = "auto", min_metrics_coverag
     coverage = clean["s"].is_not_null().mean() if clean.height else 0.0
     if score == "auto":
         score = "s" if coverage >= min_metrics_coverage else "s_surf"
-        reason = (f"imported metrics cover {coverage:.1%} of the answers without surface issues"
-                  + ("" if score == "s" else f" (less than {min_metrics_coverage:.0%}), so S cannot be compared"))
+        reason = f"imported metrics cover {coverage:.1%} of the answers without surface issues" + (
+            "" if score == "s" else f" (less than {min_metrics_coverage:.0%}), so S cannot be compared"
+        )
     elif score in SCORES:
         reason = "chosen for this run"
     else:
@@ -289,43 +371,70 @@ def choose_score(answers: pl.DataFrame, score: str = "auto", min_metrics_coverag
     note = f"The compared score is **{SCORES[score]}**: {reason}."
     note += f" The groups are compared by the {TESTS[score]}" + (
         f": {SCORE_SHORT[score]} is 0 or 1 per answer, so its distribution is the share of ones, and the test compares "
-        "the two shares." if score in SHARE_SCORES else ", which compares the two distributions of the per-answer score.")
+        "the two shares."
+        if score in SHARE_SCORES
+        else ", which compares the two distributions of the per-answer score."
+    )
     return score, note
 
 
-def choose_groups(answers: pl.DataFrame, value: str, groups: tuple[dict, dict], fallback: tuple[dict, dict],
-                  ) -> tuple[tuple[dict, dict], str]:
+def choose_groups(
+    answers: pl.DataFrame,
+    value: str,
+    groups: tuple[dict, dict],
+    fallback: tuple[dict, dict],
+) -> tuple[tuple[dict, dict], str]:
     """The two groups to compare: `groups` when both have answers with a `value`, else `fallback`; and
     a sentence that says which, and why."""
+
     def size(spec):
         return answers.filter(group_filter(spec) & pl.col(value).is_not_null()).height
 
     empty = [group_label(g) for g in groups if size(g) == 0]
     if not empty:
-        return groups, (f"Compared: **{group_label(groups[0])}** ({size(groups[0]):,} answers) against "
-                        f"**{group_label(groups[1])}** ({size(groups[1]):,} answers).")
-    note = (f"The group{'s' if len(empty) > 1 else ''} {' and '.join(f'**{e}**' for e in empty)} "
-            f"{'have' if len(empty) > 1 else 'has'} no answers in this database, so the comparison "
-            f"{group_label(groups[0])} vs {group_label(groups[1])} cannot be made.")
+        return groups, (
+            f"Compared: **{group_label(groups[0])}** ({size(groups[0]):,} answers) against "
+            f"**{group_label(groups[1])}** ({size(groups[1]):,} answers)."
+        )
+    note = (
+        f"The group{'s' if len(empty) > 1 else ''} {' and '.join(f'**{e}**' for e in empty)} "
+        f"{'have' if len(empty) > 1 else 'has'} no answers in this database, so the comparison "
+        f"{group_label(groups[0])} vs {group_label(groups[1])} cannot be made."
+    )
     if any(g.get("collection") == "auto" for g in groups) and not answers.filter(pl.col("collection") == "auto").height:
-        note += (" No model answers an auto-collected question here (the release snapshot holds only "
-                 "human-collected questions): auto-collected questions join the database with "
-                 "`make import-questions FILE=... DB=...` (the Hugging Face export of the public dataset), "
-                 "the models' answers to them with `make import-answers FILE=... DB=...`.")
+        note += (
+            " No model answers an auto-collected question here (the release snapshot holds only "
+            "human-collected questions): auto-collected questions join the database with "
+            "`make import-questions FILE=... DB=...` (the Hugging Face export of the public dataset), "
+            "the models' answers to them with `make import-answers FILE=... DB=...`."
+        )
     missing = [group_label(g) for g in fallback if size(g) == 0]
     if missing:
-        return fallback, note + f" The fallback comparison has no answers either ({', '.join(missing)}): nothing is compared."
-    return fallback, note + (f" Compared instead, as the data allows: **{group_label(fallback[0])}** "
-                             f"({size(fallback[0]):,} answers) against **{group_label(fallback[1])}** "
-                             f"({size(fallback[1]):,} answers).")
+        return (
+            fallback,
+            note + f" The fallback comparison has no answers either ({', '.join(missing)}): nothing is compared.",
+        )
+    return fallback, note + (
+        f" Compared instead, as the data allows: **{group_label(fallback[0])}** "
+        f"({size(fallback[0]):,} answers) against **{group_label(fallback[1])}** "
+        f"({size(fallback[1]):,} answers)."
+    )
 
 
 def _test_row(a: np.ndarray, b: np.ndarray, value: str) -> dict:
     """The two samples' sizes and means (x 100), and their test: Fisher's exact test of the two shares for
     a 0/1 score (`SHARE_SCORES`; the difference of the shares, in points), the two-sample KS test (its
     D) for a continuous one."""
-    row = {"n_a": len(a), "n_b": len(b), "mean_a": None, "mean_b": None, "test": TESTS[value], "difference": None,
-           "ks_d": None, "p_value": None}
+    row = {
+        "n_a": len(a),
+        "n_b": len(b),
+        "mean_a": None,
+        "mean_b": None,
+        "test": TESTS[value],
+        "difference": None,
+        "ks_d": None,
+        "p_value": None,
+    }
     if len(a):
         row["mean_a"] = round(100 * float(a.mean()), 1)
     if len(b):
@@ -342,10 +451,19 @@ def _test_row(a: np.ndarray, b: np.ndarray, value: str) -> dict:
 # The test of each score: a 0/1 score's distribution is its share, so two groups are compared by their
 # shares (the KS D of two 0/1 samples would be just their difference, with a p value made for
 # continuous data); a continuous score by its whole distribution.
-TESTS = {value: "Fisher's exact test" if value in SHARE_SCORES else "two-sample Kolmogorov-Smirnov test"
-         for value in SCORES}
-_TEST_SCHEMA = {"n_a": pl.Int64, "n_b": pl.Int64, "mean_a": pl.Float64, "mean_b": pl.Float64, "test": pl.String,
-                "difference": pl.Float64, "ks_d": pl.Float64, "p_value": pl.Float64}
+TESTS = {
+    value: "Fisher's exact test" if value in SHARE_SCORES else "two-sample Kolmogorov-Smirnov test" for value in SCORES
+}
+_TEST_SCHEMA = {
+    "n_a": pl.Int64,
+    "n_b": pl.Int64,
+    "mean_a": pl.Float64,
+    "mean_b": pl.Float64,
+    "test": pl.String,
+    "difference": pl.Float64,
+    "ks_d": pl.Float64,
+    "p_value": pl.Float64,
+}
 
 
 def _samples(answers: pl.DataFrame, spec: dict, value: str) -> pl.DataFrame:
@@ -359,18 +477,28 @@ def comparison_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], val
     in that language."""
     a, b = (_samples(answers, g, value) for g in groups)
     languages = answers.select("resource_level", "language", "unreliable").unique().sort("resource_level", "language")
-    rows = [_test_row(a.filter(pl.col("language") == language)[value].to_numpy(),
-                      b.filter(pl.col("language") == language)[value].to_numpy(), value)
-            for language in languages["language"]]
+    rows = [
+        _test_row(
+            a.filter(pl.col("language") == language)[value].to_numpy(),
+            b.filter(pl.col("language") == language)[value].to_numpy(),
+            value,
+        )
+        for language in languages["language"]
+    ]
     return pl.concat([languages, pl.DataFrame(rows, schema=_TEST_SCHEMA)], how="horizontal").with_columns(
-        group_a=pl.lit(group_label(groups[0])), group_b=pl.lit(group_label(groups[1])))
+        group_a=pl.lit(group_label(groups[0])), group_b=pl.lit(group_label(groups[1]))
+    )
 
 
 ALL_MODELS = "all models in both groups"
 
 
-def comparison_aggregate(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, resource_level: str = "high",
-                         ) -> pl.DataFrame:
+def comparison_aggregate(
+    answers: pl.DataFrame,
+    groups: tuple[dict, dict],
+    value: str,
+    resource_level: str = "high",
+) -> pl.DataFrame:
     """Table 14: over the languages of `resource_level`, the test of the two groups per model (in the
     paper's order), and pooled over the models that have answers in both groups (so that a model present
     in one group only does not pass for a difference between the groups)."""
@@ -378,15 +506,27 @@ def comparison_aggregate(answers: pl.DataFrame, groups: tuple[dict, dict], value
     a, b = (_samples(scope, g, value) for g in groups)
     present = set(scope["model"])
     models = [m for m in dimensions.PAPER_MODELS if m in present] + sorted(present - set(dimensions.PAPER_MODELS))
-    rows = [_test_row(a.filter(pl.col("model") == m)[value].to_numpy(), b.filter(pl.col("model") == m)[value].to_numpy(),
-                      value) for m in models]
+    rows = [
+        _test_row(
+            a.filter(pl.col("model") == m)[value].to_numpy(), b.filter(pl.col("model") == m)[value].to_numpy(), value
+        )
+        for m in models
+    ]
     both = [m for m, row in zip(models, rows) if row["n_a"] and row["n_b"]]
-    rows.append(_test_row(a.filter(pl.col("model").is_in(both))[value].to_numpy(),
-                          b.filter(pl.col("model").is_in(both))[value].to_numpy(), value))
-    return pl.concat([pl.DataFrame({"model": [*models, ALL_MODELS]}), pl.DataFrame(rows, schema=_TEST_SCHEMA)],
-                     how="horizontal").with_columns(
-        resource_level=pl.lit(resource_level), group_a=pl.lit(group_label(groups[0])),
-        group_b=pl.lit(group_label(groups[1])))
+    rows.append(
+        _test_row(
+            a.filter(pl.col("model").is_in(both))[value].to_numpy(),
+            b.filter(pl.col("model").is_in(both))[value].to_numpy(),
+            value,
+        )
+    )
+    return pl.concat(
+        [pl.DataFrame({"model": [*models, ALL_MODELS]}), pl.DataFrame(rows, schema=_TEST_SCHEMA)], how="horizontal"
+    ).with_columns(
+        resource_level=pl.lit(resource_level),
+        group_a=pl.lit(group_label(groups[0])),
+        group_b=pl.lit(group_label(groups[1])),
+    )
 
 
 def group_cells(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, **options) -> pl.DataFrame:
@@ -395,25 +535,30 @@ def group_cells(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, **
     return score_cells(labelled, value, ("model", "language", "group"), **options)
 
 
-def comparison_summary(score_note: str, group_note: str, by_language: pl.DataFrame, aggregate: pl.DataFrame,
-                       alpha: float = 0.05) -> str:
+def comparison_summary(
+    score_note: str, group_note: str, by_language: pl.DataFrame, aggregate: pl.DataFrame, alpha: float = 0.05
+) -> str:
     """The collection comparison's findings in words."""
     tested = by_language.filter(pl.col("p_value").is_not_null())
     parts = [score_note, group_note]
     test = by_language["test"][0] if by_language.height else ""
 
     def result(row: dict) -> str:
-        statistic = f"D = {row['ks_d']:.3f}" if row["ks_d"] is not None else f"difference {row['difference']:+.1f} points"
+        statistic = (
+            f"D = {row['ks_d']:.3f}" if row["ks_d"] is not None else f"difference {row['difference']:+.1f} points"
+        )
         return f"{statistic}, p = {row['p_value']:.3g}"
 
     if tested.height:
         significant = tested.filter(pl.col("p_value") < alpha)
-        largest = tested.sort(pl.col("ks_d").fill_null(pl.col("difference").abs()), "language",
-                              descending=[True, False]).row(0, named=True)
+        largest = tested.sort(
+            pl.col("ks_d").fill_null(pl.col("difference").abs()), "language", descending=[True, False]
+        ).row(0, named=True)
         parts.append(
             f"The {test} could be run in {tested.height} of {by_language.height} languages; the groups differ "
             f"at p < {alpha} in {significant.height} of them (no correction for multiple tests). The largest "
-            f"difference is in {largest['language']} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']}).")
+            f"difference is in {largest['language']} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']})."
+        )
     else:
         parts.append(f"No language has answers in both groups, so no {test or 'test'} could be run.")
     overall = aggregate.filter(pl.col("model") == ALL_MODELS).row(0, named=True)
@@ -422,5 +567,6 @@ def comparison_summary(score_note: str, group_note: str, by_language: pl.DataFra
             f"Over the {overall['resource_level']}-resource languages, pooled over the models that answered in "
             f"both groups, the mean score x 100 is {overall['mean_a']:.1f} for {overall['group_a']} and "
             f"{overall['mean_b']:.1f} for {overall['group_b']} ({result(overall)}, "
-            f"n = {overall['n_a']:,} and {overall['n_b']:,}).")
+            f"n = {overall['n_a']:,} and {overall['n_b']:,})."
+        )
     return "\n\n".join(parts)

@@ -4,7 +4,6 @@ notebook 03: language, repetitions, provider errors, textual indicators, answer 
 with the annotators; and the words of the surface benchmark's results (`make bench-surface`, docs/performance.md).
 """
 
-
 import duckdb
 import polars as pl
 
@@ -66,7 +65,8 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return rates.with_columns(
         language_label=pl.col("language").replace_strict(labels),
         pct_provider_errors=_share("n_provider_errors", "n_answers"),
-        **{metric: _share(count, denominator) for metric, (count, denominator) in METRIC_COUNTS.items()})
+        **{metric: _share(count, denominator) for metric, (count, denominator) in METRIC_COUNTS.items()},
+    )
 
 
 def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -74,34 +74,65 @@ def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
     `status` where the cell has no share to colour: `provider errors only` (no answer to judge) or
     `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
     count, denominator = METRIC_COUNTS[metric]
-    status = (pl.when(pl.col("n_answered") == 0).then(pl.lit(PROVIDER_ERRORS_ONLY))
-              .when(pl.col("unreliable") & pl.lit(metric in LANGUAGE_DEPENDENT)).then(pl.lit(NOT_IDENTIFIED)))
+    status = (
+        pl.when(pl.col("n_answered") == 0)
+        .then(pl.lit(PROVIDER_ERRORS_ONLY))
+        .when(pl.col("unreliable") & pl.lit(metric in LANGUAGE_DEPENDENT))
+        .then(pl.lit(NOT_IDENTIFIED))
+    )
     by = ["model", "language", "question_type"]
     cells = intervals.with_wilson(rates, count, denominator, decimals=1).with_columns(
-        _share(count, denominator).alias(metric), status=status)
+        _share(count, denominator).alias(metric), status=status
+    )
     blank = pl.col("status").is_not_null()
-    return (cells.with_columns([pl.when(blank).then(None).otherwise(pl.col(c)).alias(c)
-                                for c in (metric, "ci_low", "ci_high")])
-            .with_columns(pl.col(metric).round(1))
-            .select(*by, "language_label", "unreliable", *dict.fromkeys(("n_answers", "n_provider_errors", denominator)),
-                    count, metric, "ci_low", "ci_high", "status")
-            .pipe(dimensions.in_order, by))
+    return (
+        cells.with_columns(
+            [pl.when(blank).then(None).otherwise(pl.col(c)).alias(c) for c in (metric, "ci_low", "ci_high")]
+        )
+        .with_columns(pl.col(metric).round(1))
+        .select(
+            *by,
+            "language_label",
+            "unreliable",
+            *dict.fromkeys(("n_answers", "n_provider_errors", denominator)),
+            count,
+            metric,
+            "ci_low",
+            "ci_high",
+            "status",
+        )
+        .pipe(dimensions.in_order, by)
+    )
 
 
 def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.DataFrame:
     """Micro-averaged shares per model and question type (answers pooled over languages), one decimal."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
     counts = ["n_answers", "n_answered", "n_provider_errors", *(c for c, _ in METRIC_COUNTS.values())]
-    return (kept.group_by("model", "question_type")
-            .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
-            .with_columns(*[_share(count, denominator).round(1).alias(metric)
-                            for metric, (count, denominator) in METRIC_COUNTS.items()],
-                          pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
-                          # Section 3 speaks of the share with a surface issue (provider errors included).
-                          pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1))
-            .select("model", "question_type", "n_languages", "n_answers", "n_provider_errors", *METRICS,
-                    "pct_provider_errors", "pct_surface_issues")
-            .pipe(dimensions.in_order, ["model", "question_type"]))
+    return (
+        kept.group_by("model", "question_type")
+        .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
+        .with_columns(
+            *[
+                _share(count, denominator).round(1).alias(metric)
+                for metric, (count, denominator) in METRIC_COUNTS.items()
+            ],
+            pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
+            # Section 3 speaks of the share with a surface issue (provider errors included).
+            pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1),
+        )
+        .select(
+            "model",
+            "question_type",
+            "n_languages",
+            "n_answers",
+            "n_provider_errors",
+            *METRICS,
+            "pct_provider_errors",
+            "pct_surface_issues",
+        )
+        .pipe(dimensions.in_order, ["model", "question_type"])
+    )
 
 
 # ---------------------------------------------------------------- provider errors (Table 2 footnote)
@@ -131,25 +162,35 @@ def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """% of answers that are provider errors, per model (those with any), language and question type,
     with the raw codes counted and the 95% Wilson interval."""
     counts = _provider_error_counts(con)
-    erring = counts.group_by("model").agg(pl.col("n_provider_errors").sum()).filter(pl.col("n_provider_errors") > 0)["model"]
+    erring = (
+        counts.group_by("model").agg(pl.col("n_provider_errors").sum()).filter(pl.col("n_provider_errors") > 0)["model"]
+    )
     labels = dimensions.language_labels(con)
-    cells = (counts.filter(pl.col("model").is_in(erring.implode()))
-             .with_columns(language_label=pl.col("language").replace_strict(labels),
-                           pct_provider_errors=_share("n_provider_errors", "n_answers").round(1)))
-    return (intervals.with_wilson(cells, "n_provider_errors", "n_answers", decimals=1)
-            .pipe(dimensions.in_order, ["model", "language", "question_type"]))
+    cells = counts.filter(pl.col("model").is_in(erring.implode())).with_columns(
+        language_label=pl.col("language").replace_strict(labels),
+        pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
+    )
+    return intervals.with_wilson(cells, "n_provider_errors", "n_answers", decimals=1).pipe(
+        dimensions.in_order, ["model", "language", "question_type"]
+    )
 
 
 def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The paper's Table 2 footnote: % of each model's answers that are provider errors, per question type,
     over the 19 languages with reliable identification (as Table 2 aggregates), two decimals."""
-    counts = (_provider_error_counts(con).filter(~pl.col("unreliable"))
-              .group_by("model", "question_type")
-              .agg(pl.col("n_answers", "n_provider_errors", "n_other", "n_safety", "n_recitation", "n_empty").sum(),
-                   pl.col("language").n_unique().alias("n_languages"))
-              .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2)))
-    return dimensions.in_order(intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2),
-                               ["model", "question_type"])
+    counts = (
+        _provider_error_counts(con)
+        .filter(~pl.col("unreliable"))
+        .group_by("model", "question_type")
+        .agg(
+            pl.col("n_answers", "n_provider_errors", "n_other", "n_safety", "n_recitation", "n_empty").sum(),
+            pl.col("language").n_unique().alias("n_languages"),
+        )
+        .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2))
+    )
+    return dimensions.in_order(
+        intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2), ["model", "question_type"]
+    )
 
 
 # ---------------------------------------------------------------- identification accuracy (Table 13)
@@ -178,15 +219,28 @@ ORDER BY d.resource_level, d.language
 TABLE13_QUESTION_TYPE = "specific"
 
 
-def question_identification_accuracy(con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE) -> pl.DataFrame:
+def question_identification_accuracy(
+    con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE
+) -> pl.DataFrame:
     """Table 13: per language, the % of its culturally specific questions (the paper's denominators)
     identified as their own language, two decimals, with the 95% Wilson interval; beside it the same over
     all its questions, and what the missed questions were taken for."""
     table = con.sql(QUESTION_ACCURACY_SQL, params={"question_type": question_type}).pl()
     table = intervals.with_wilson(table, "n_identified", "n_questions", decimals=2)
-    return table.select("resource_level", "language", "iso_code", "unreliable", "n_questions", "n_identified",
-                        "pct_identified", "ci_low", "ci_high", "n_questions_all_types", "pct_identified_all_types",
-                        "detected_instead")
+    return table.select(
+        "resource_level",
+        "language",
+        "iso_code",
+        "unreliable",
+        "n_questions",
+        "n_identified",
+        "pct_identified",
+        "ci_low",
+        "ci_high",
+        "n_questions_all_types",
+        "pct_identified_all_types",
+        "detected_instead",
+    )
 
 
 def fully_identified_languages(accuracy: pl.DataFrame) -> pl.DataFrame:
@@ -232,23 +286,34 @@ def indicator_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     `INDICATOR_SCOPES` (all 23 languages count: indicators are text matches), two decimals, with the
     95% Wilson interval. One row per model, scope and indicator."""
     counts = ", ".join(f"count(*) FILTER (s.{name}) AS {name}" for name in INDICATORS)
-    parts = [con.sql(INDICATORS_SQL.format(scope_sql=f"'{scope}'", counts=counts, where=where)).pl()
-             for scope, where in INDICATOR_SCOPES.items()]
+    parts = [
+        con.sql(INDICATORS_SQL.format(scope_sql=f"'{scope}'", counts=counts, where=where)).pl()
+        for scope, where in INDICATOR_SCOPES.items()
+    ]
     scope_order = {scope: i for i, scope in enumerate(INDICATOR_SCOPES)}
     models = {name: i for i, name in enumerate(dimensions.model_order(con))}
-    long = (pl.concat(parts)
-            .unpivot(index=["model", "scope", "n_answers"], on=list(INDICATORS), variable_name="indicator",
-                     value_name="n_with_indicator")
-            .with_columns(pct=_share("n_with_indicator", "n_answers").round(2)))
-    return (intervals.with_wilson(long, "n_with_indicator", "n_answers", decimals=2)
-            .sort(pl.col("model").replace_strict(models, return_dtype=pl.Int32),
-                  pl.col("scope").replace_strict(scope_order, return_dtype=pl.Int32), "indicator"))
+    long = (
+        pl.concat(parts)
+        .unpivot(
+            index=["model", "scope", "n_answers"],
+            on=list(INDICATORS),
+            variable_name="indicator",
+            value_name="n_with_indicator",
+        )
+        .with_columns(pct=_share("n_with_indicator", "n_answers").round(2))
+    )
+    return intervals.with_wilson(long, "n_with_indicator", "n_answers", decimals=2).sort(
+        pl.col("model").replace_strict(models, return_dtype=pl.Int32),
+        pl.col("scope").replace_strict(scope_order, return_dtype=pl.Int32),
+        "indicator",
+    )
 
 
 def indicator_table(shares: pl.DataFrame) -> pl.DataFrame:
     """`indicator_shares` for reading: one row per model and scope, one column per indicator (%)."""
-    return (shares.pivot(on="indicator", index=["model", "scope", "n_answers"], values="pct")
-            .select("model", "scope", "n_answers", *INDICATORS))
+    return shares.pivot(on="indicator", index=["model", "scope", "n_answers"], values="pct").select(
+        "model", "scope", "n_answers", *INDICATORS
+    )
 
 
 # ---------------------------------------------------------------- answer lengths (Table 17)
@@ -307,11 +372,17 @@ def rated_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 def agreement_crosstab(rated: pl.DataFrame) -> pl.DataFrame:
     """Annotator label (yes / partially / no) against the automatic verdict, separately for languages
     whose identification is reliable and for the unreliable ones."""
-    table = (rated.with_columns(identification=pl.when(pl.col("unreliable")).then(pl.lit("unreliable" + dimensions.UNRELIABLE_MARK))
-                                .otherwise(pl.lit("reliable")))
-             .group_by("identification", "annotator_label", "automatic").len()
-             .pivot(on="automatic", index=["identification", "annotator_label"], values="len", sort_columns=True)
-             .fill_null(0))
+    table = (
+        rated.with_columns(
+            identification=pl.when(pl.col("unreliable"))
+            .then(pl.lit("unreliable" + dimensions.UNRELIABLE_MARK))
+            .otherwise(pl.lit("reliable"))
+        )
+        .group_by("identification", "annotator_label", "automatic")
+        .len()
+        .pivot(on="automatic", index=["identification", "annotator_label"], values="len", sort_columns=True)
+        .fill_null(0)
+    )
     order = {label: i for i, label in enumerate(("yes", "partially", "no"))}
     return table.sort("identification", pl.col("annotator_label").replace_strict(order, return_dtype=pl.Int8))
 
@@ -327,19 +398,36 @@ def agreement_kappa(rated: pl.DataFrame) -> pl.DataFrame:
             kept = kept.filter(~pl.col("unreliable"))
         for treatment in PARTIALLY_TREATMENTS:
             mapping = {"yes": "correct", "no": "incorrect", "partially": None if treatment == "excluded" else treatment}
-            pairs = kept.with_columns(human=pl.col("annotator_label").replace_strict(mapping, return_dtype=pl.String)).drop_nulls("human")
+            pairs = kept.with_columns(
+                human=pl.col("annotator_label").replace_strict(mapping, return_dtype=pl.String)
+            ).drop_nulls("human")
             agree = (pairs["human"] == pairs["automatic"]).mean()
             labels = ("correct", "incorrect")
-            table = [[pairs.filter((pl.col("human") == h) & (pl.col("automatic") == a)).height for a in labels] for h in labels]
+            table = [
+                [pairs.filter((pl.col("human") == h) & (pl.col("automatic") == a)).height for a in labels]
+                for h in labels
+            ]
             kappa = comparisons.cohens_kappa(table)
-            rows.append({"languages": scope, "partially_as": treatment, "n_answers": pairs.height,
-                         "n_unreliable_answers": pairs["unreliable"].sum(),
-                         "pct_agreement": round(100 * agree, 1), "cohens_kappa": round(float(kappa), 3)})
+            rows.append(
+                {
+                    "languages": scope,
+                    "partially_as": treatment,
+                    "n_answers": pairs.height,
+                    "n_unreliable_answers": pairs["unreliable"].sum(),
+                    "pct_agreement": round(100 * agree, 1),
+                    "cohens_kappa": round(float(kappa), 3),
+                }
+            )
     return pl.DataFrame(rows)
 
 
-def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, errors: pl.DataFrame,
-            exclude_unreliable: bool = True) -> str:
+def summary(
+    rates: pl.DataFrame,
+    accuracy: pl.DataFrame,
+    kappa: pl.DataFrame,
+    errors: pl.DataFrame,
+    exclude_unreliable: bool = True,
+) -> str:
     """The notebook's findings in words, computed from its tables."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
     clean = (100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).alias("ok")
@@ -348,15 +436,23 @@ def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, er
     (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
     reliable = accuracy.filter(~pl.col("unreliable"))
     weakest = reliable.sort("pct_identified").row(0, named=True)
-    headline = {row["languages"]: row for row in kappa.filter(pl.col("partially_as") == "excluded").iter_rows(named=True)}
+    headline = {
+        row["languages"]: row for row in kappa.filter(pl.col("partially_as") == "excluded").iter_rows(named=True)
+    }
     reliable_kappa, all_kappa = headline["reliable languages"], headline["all rated languages"]
     worst_errors = errors.sort("pct_provider_errors", descending=True).row(0, named=True)
     n_languages = kept["language"].n_unique()
     if "beyond_paper" in kept.columns and kept["beyond_paper"].any():
-        scope = (f"all {n_languages} languages (Balochi, Hiligaynon, Kirundi and Papiamento identified by the new "
-                 "engine, beyond the paper)")
+        scope = (
+            f"all {n_languages} languages (Balochi, Hiligaynon, Kirundi and Papiamento identified by the new "
+            "engine, beyond the paper)"
+        )
     else:
-        scope = f"the {n_languages} languages with reliable identification" if exclude_unreliable else f"all {n_languages} languages"
+        scope = (
+            f"the {n_languages} languages with reliable identification"
+            if exclude_unreliable
+            else f"all {n_languages} languages"
+        )
     return (
         f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
         f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
@@ -374,9 +470,18 @@ def summary(rates: pl.DataFrame, accuracy: pl.DataFrame, kappa: pl.DataFrame, er
 def bench_engines(bench: dict) -> pl.DataFrame:
     """One row per langid engine: time, share of the authors' time, agreement with their verdicts."""
     return pl.DataFrame(bench["engines"]).select(
-        "langid_engine", "processes", "seconds", "share_of_authors_time", "cpu_seconds", "share_of_authors_cpu",
-        "n_compared", "n_disagreements",
-        "language_agreement_pct", "language_agreement_all_languages_pct", "repetition_agreement_pct")
+        "langid_engine",
+        "processes",
+        "seconds",
+        "share_of_authors_time",
+        "cpu_seconds",
+        "share_of_authors_cpu",
+        "n_compared",
+        "n_disagreements",
+        "language_agreement_pct",
+        "language_agreement_all_languages_pct",
+        "repetition_agreement_pct",
+    )
 
 
 def bench_markdown(bench: dict) -> str:
@@ -400,23 +505,35 @@ def bench_markdown(bench: dict) -> str:
         f"verdicts on {default['repetition_agreement_pct']:.2f}% of all non-empty answers.",
     ]
     for engine in others:
-        lines.append(f"- `{engine['langid_engine']}` instead: {engine['seconds']:.1f} s, "
-                     f"{engine['language_agreement_pct']:.2f}% agreement ({engine['n_disagreements']} answers differ).")
+        lines.append(
+            f"- `{engine['langid_engine']}` instead: {engine['seconds']:.1f} s, "
+            f"{engine['language_agreement_pct']:.2f}% agreement ({engine['n_disagreements']} answers differ)."
+        )
     if bench["disagreements"]:
-        kinds = ", ".join(f"{d['language']}: authors `{d['authors_language']}`, project `{d['detected_language']}` "
-                          f"({d['n_answers']})" for d in bench["disagreements"])
-        lines += ["", f"The {default['n_disagreements']} remaining disagreements (bench/results/surface_disagreements.csv): {kinds}."]
+        kinds = ", ".join(
+            f"{d['language']}: authors `{d['authors_language']}`, project `{d['detected_language']}` ({d['n_answers']})"
+            for d in bench["disagreements"]
+        )
+        lines += [
+            "",
+            f"The {default['n_disagreements']} remaining disagreements (bench/results/surface_disagreements.csv): {kinds}.",
+        ]
     else:
-        lines += ["", "No answer of a reliably identified language gets a different language from the two pipelines: "
-                      "the batch engine runs the `langid` package's own model and scoring, so its verdicts are langid's."]
+        lines += [
+            "",
+            "No answer of a reliably identified language gets a different language from the two pipelines: "
+            "the batch engine runs the `langid` package's own model and scoring, so its verdicts are langid's.",
+        ]
     return "\n".join(lines)
 
 
 def tokenizer_markdown(con: duckdb.DuckDBPyConnection) -> str:
     """Which encoding counted the repetitions and token lengths, and how it is verified."""
     used = [r[0] for r in con.sql("SELECT DISTINCT tokenizer FROM answer_surface ORDER BY 1").fetchall()]
-    return (f"Repetitions and token counts use the **{', '.join(used)}** encoding, as the paper did, offline: "
-            f"the `quicktok-v1` package's implementation, whose ranks are checked against tiktoken's own sha256 "
-            f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use. `make check-tokenizer` compares its token ids "
-            "with tiktoken's on every text of the database (identical on every text of the release) and measures "
-            "what cl100k_base would change (docs/performance.md).")
+    return (
+        f"Repetitions and token counts use the **{', '.join(used)}** encoding, as the paper did, offline: "
+        f"the `quicktok-v1` package's implementation, whose ranks are checked against tiktoken's own sha256 "
+        f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use. `make check-tokenizer` compares its token ids "
+        "with tiktoken's on every text of the database (identical on every text of the release) and measures "
+        "what cl100k_base would change (docs/performance.md)."
+    )

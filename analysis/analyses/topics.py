@@ -56,14 +56,22 @@ class Distributions:
     def table(self) -> pl.DataFrame:
         """Long form: one row per group and category, with zero counts included."""
         n_groups, n_categories = self.counts.shape
-        return pl.DataFrame({
-            self.group_by: [g for g in self.groups for _ in self.categories],
-            "category": list(self.categories) * n_groups,
-            "n_questions": self.counts.astype(np.int64).ravel(),
-            "group_questions": np.repeat(self.group_sizes.astype(np.int64), n_categories),
-            "share": self.proportions.ravel(),
-        }, schema={self.group_by: pl.String, "category": pl.String, "n_questions": pl.Int64,
-                   "group_questions": pl.Int64, "share": pl.Float64})
+        return pl.DataFrame(
+            {
+                self.group_by: [g for g in self.groups for _ in self.categories],
+                "category": list(self.categories) * n_groups,
+                "n_questions": self.counts.astype(np.int64).ravel(),
+                "group_questions": np.repeat(self.group_sizes.astype(np.int64), n_categories),
+                "share": self.proportions.ravel(),
+            },
+            schema={
+                self.group_by: pl.String,
+                "category": pl.String,
+                "n_questions": pl.Int64,
+                "group_questions": pl.Int64,
+                "share": pl.Float64,
+            },
+        )
 
 
 def _grouping_columns(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -90,18 +98,26 @@ def describe_selection(question_type: str | None, collection: str | None) -> str
 
 def no_matrix_note(group_by: str, min_questions: int, question_type: str | None, collection: str | None) -> str:
     """Why there is no similarity matrix: no group has `min_questions` of the selected questions."""
-    return (f"No {group_by} group has {min_questions} or more {describe_selection(question_type, collection)}: "
-            "there is no matrix to draw.")
+    return (
+        f"No {group_by} group has {min_questions} or more {describe_selection(question_type, collection)}: "
+        "there is no matrix to draw."
+    )
 
 
-def category_counts(con: duckdb.DuckDBPyConnection, group_by: str = "language", question_type: str | None = "specific",
-                    collection: str | None = "human") -> Distributions:
+def category_counts(
+    con: duckdb.DuckDBPyConnection,
+    group_by: str = "language",
+    question_type: str | None = "specific",
+    collection: str | None = "human",
+) -> Distributions:
     """Questions per group and category. `question_type` and `collection` filter the questions (None:
     no filter); questions without a category or without a group value are left out."""
     columns = _grouping_columns(con)
     if group_by not in columns:
-        raise ValueError(f"cannot group by {group_by!r}: not a column of questions or languages "
-                         f"(choose from {', '.join(sorted(columns))})")
+        raise ValueError(
+            f"cannot group by {group_by!r}: not a column of questions or languages "
+            f"(choose from {', '.join(sorted(columns))})"
+        )
     alias = columns[group_by]
     join = "LEFT JOIN languages l USING (language)" if "l" in columns.values() else ""
     filters, params = ["q.category IS NOT NULL", f'{alias}."{group_by}" IS NOT NULL'], []
@@ -112,7 +128,7 @@ def category_counts(con: duckdb.DuckDBPyConnection, group_by: str = "language", 
     sql = f"""
         SELECT CAST({alias}."{group_by}" AS VARCHAR) AS "{group_by}", q.category, count(*) AS n_questions
         FROM questions q {join}
-        WHERE {' AND '.join(filters)}
+        WHERE {" AND ".join(filters)}
         GROUP BY ALL
     """
     return Distributions.from_counts(con.sql(sql, params=params).pl(), group_by)
@@ -123,8 +139,10 @@ def split_by_size(distributions: Distributions, min_questions: int) -> tuple[Dis
     sizes = distributions.group_sizes
     kept = [g for g, n in zip(distributions.groups, sizes) if n >= min_questions]
     dropped = pl.DataFrame(
-        {distributions.group_by: [g for g, n in zip(distributions.groups, sizes) if n < min_questions],
-         "n_questions": [int(n) for n in sizes if n < min_questions]},
+        {
+            distributions.group_by: [g for g, n in zip(distributions.groups, sizes) if n < min_questions],
+            "n_questions": [int(n) for n in sizes if n < min_questions],
+        },
         schema={distributions.group_by: pl.String, "n_questions": pl.Int64},
     )
     return distributions.select(kept), dropped
@@ -154,12 +172,15 @@ def similarity_table(distributions: Distributions) -> pl.DataFrame:
     """Long form of the symmetric matrix: every ordered pair (group_a, group_b), diagonal included."""
     groups = list(distributions.groups)
     bc = bhattacharyya_matrix(distributions.counts) if groups else np.zeros((0, 0))
-    return pl.DataFrame({
-        "group_a": [a for a in groups for _ in groups],
-        "group_b": groups * len(groups),
-        "bc": bc.ravel(),
-        "hellinger": hellinger(bc).ravel(),
-    }, schema={"group_a": pl.String, "group_b": pl.String, "bc": pl.Float64, "hellinger": pl.Float64})
+    return pl.DataFrame(
+        {
+            "group_a": [a for a in groups for _ in groups],
+            "group_b": groups * len(groups),
+            "bc": bc.ravel(),
+            "hellinger": hellinger(bc).ravel(),
+        },
+        schema={"group_a": pl.String, "group_b": pl.String, "bc": pl.Float64, "hellinger": pl.Float64},
+    )
 
 
 def resource_order(con: duckdb.DuckDBPyConnection, groups: list[str]) -> list[str]:
@@ -167,8 +188,10 @@ def resource_order(con: duckdb.DuckDBPyConnection, groups: list[str]) -> list[st
     order = dimensions.language_order(con)
     unknown = sorted(set(groups) - set(order))
     if unknown:
-        raise ValueError(f"ordering 'resource' needs languages as groups; not in the languages table: {unknown}. "
-                         "Use ordering = 'cluster'.")
+        raise ValueError(
+            f"ordering 'resource' needs languages as groups; not in the languages table: {unknown}. "
+            "Use ordering = 'cluster'."
+        )
     return [language for language in order if language in set(groups)]
 
 
@@ -211,9 +234,10 @@ def resource_divider(con: duckdb.DuckDBPyConnection, order: list[str], ordering:
 def order_table(distributions: Distributions, order: list[str]) -> pl.DataFrame:
     """The heatmap's order of groups, with each group's number of questions."""
     sizes = dict(zip(distributions.groups, distributions.group_sizes.astype(int).tolist()))
-    return pl.DataFrame({"position": list(range(1, len(order) + 1)), "group": order,
-                         "n_questions": [sizes[g] for g in order]},
-                        schema={"position": pl.Int64, "group": pl.String, "n_questions": pl.Int64})
+    return pl.DataFrame(
+        {"position": list(range(1, len(order) + 1)), "group": order, "n_questions": [sizes[g] for g in order]},
+        schema={"position": pl.Int64, "group": pl.String, "n_questions": pl.Int64},
+    )
 
 
 def extreme_pairs(similarity: pl.DataFrame, n: int = 5) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -225,18 +249,24 @@ def extreme_pairs(similarity: pl.DataFrame, n: int = 5) -> tuple[pl.DataFrame, p
     return most.select(rank, pl.all()), least.select(rank, pl.all())
 
 
-def pooled_resource_similarity(con: duckdb.DuckDBPyConnection, question_type: str | None = "specific",
-                               collection: str | None = "human") -> pl.DataFrame:
+def pooled_resource_similarity(
+    con: duckdb.DuckDBPyConnection, question_type: str | None = "specific", collection: str | None = "human"
+) -> pl.DataFrame:
     """BC between the category distributions of all high- and all low-resource languages' questions pooled."""
     pooled = category_counts(con, "resource_level", question_type, collection)
     sizes = dict(zip(pooled.groups, pooled.group_sizes.astype(int).tolist()))
     bc = None
     if {"high", "low"} <= set(pooled.groups):
         bc = float(bhattacharyya_matrix(pooled.select(["high", "low"]).counts)[0, 1])
-    return pl.DataFrame({
-        "high_questions": [sizes.get("high", 0)], "low_questions": [sizes.get("low", 0)],
-        "bc": [bc], "hellinger": [None if bc is None else float(hellinger(bc))],
-    }, schema={"high_questions": pl.Int64, "low_questions": pl.Int64, "bc": pl.Float64, "hellinger": pl.Float64})
+    return pl.DataFrame(
+        {
+            "high_questions": [sizes.get("high", 0)],
+            "low_questions": [sizes.get("low", 0)],
+            "bc": [bc],
+            "hellinger": [None if bc is None else float(hellinger(bc))],
+        },
+        schema={"high_questions": pl.Int64, "low_questions": pl.Int64, "bc": pl.Float64, "hellinger": pl.Float64},
+    )
 
 
 # The paper's Figure 6: languages, their human-collected culturally specific questions.
@@ -252,8 +282,15 @@ def similarity_figure_name(group_by: str, question_type: str | None, collection:
     return "figure6_topic_similarity" if reproduces_figure6(group_by, question_type, collection) else "topic_similarity"
 
 
-def summary(distributions: Distributions, dropped: pl.DataFrame, similarity: pl.DataFrame,
-            pooled: pl.DataFrame, question_type: str | None, collection: str | None, min_questions: int) -> str:
+def summary(
+    distributions: Distributions,
+    dropped: pl.DataFrame,
+    similarity: pl.DataFrame,
+    pooled: pl.DataFrame,
+    question_type: str | None,
+    collection: str | None,
+    min_questions: int,
+) -> str:
     """The notebook's findings in words, computed from its tables."""
     what = describe_selection(question_type, collection)
     group_by = distributions.group_by
@@ -262,13 +299,15 @@ def summary(distributions: Distributions, dropped: pl.DataFrame, similarity: pl.
         paragraphs.append(
             "**Culturally agnostic questions all take the category of their English original**, so every "
             "language has the same distribution and every coefficient is 1 by construction: the comparison "
-            "is only informative for culturally specific questions.")
+            "is only informative for culturally specific questions."
+        )
     n_groups = len(distributions.groups)
     if n_groups == 0 and dropped.is_empty():
         paragraphs.append(f"The database holds no {what}: there is nothing to compare.")
     elif n_groups < 2:
-        paragraphs.append(f"{n_groups} {group_by} group(s) have {min_questions} or more {what}: "
-                          "there is no pair to compare.")
+        paragraphs.append(
+            f"{n_groups} {group_by} group(s) have {min_questions} or more {what}: there is no pair to compare."
+        )
     else:
         pairs = similarity.filter(pl.col("group_a") < pl.col("group_b"))
         most, least = (table.row(0, named=True) for table in extreme_pairs(similarity, 1))
@@ -278,7 +317,8 @@ def summary(distributions: Distributions, dropped: pl.DataFrame, similarity: pl.
             f"distributions averages **{pairs['bc'].mean():.2f}** (median {pairs['bc'].median():.2f}, "
             f"range {pairs['bc'].min():.2f} to {pairs['bc'].max():.2f}). "
             f"The most similar pair is {most['group_a']} and {most['group_b']} ({most['bc']:.2f}); "
-            f"the least similar, {least['group_a']} and {least['group_b']} ({least['bc']:.2f}).")
+            f"the least similar, {least['group_a']} and {least['group_b']} ({least['bc']:.2f})."
+        )
     if not dropped.is_empty():
         left_out = ", ".join(f"{g} ({n})" for g, n in dropped.iter_rows())
         paragraphs.append(f"Left out for having fewer than {min_questions} questions: {left_out}.")
@@ -287,8 +327,11 @@ def summary(distributions: Distributions, dropped: pl.DataFrame, similarity: pl.
         paragraphs.append(
             f"Pooled, the {pooled_row['high_questions']:,} questions of high-resource languages and the "
             f"{pooled_row['low_questions']:,} of low-resource languages have a coefficient of "
-            f"**{pooled_row['bc']:.3f}**.")
+            f"**{pooled_row['bc']:.3f}**."
+        )
     elif n_groups or not dropped.is_empty():
-        paragraphs.append("The pooled high- vs low-resource coefficient needs questions of both resource levels; "
-                          "the selection lacks one of them.")
+        paragraphs.append(
+            "The pooled high- vs low-resource coefficient needs questions of both resource levels; "
+            "the selection lacks one of them."
+        )
     return "\n\n".join(paragraphs)

@@ -77,8 +77,10 @@ class CheckFailed(Failure):
     def __init__(self, db_path: Path, failures: list[str]):
         self.failures = list(failures)
         noun = "check" if len(failures) == 1 else "checks"
-        super().__init__(f"{db_path} was not written: {len(failures)} {noun} of the new database failed:\n  "
-                         + "\n  ".join(self.failures))
+        super().__init__(
+            f"{db_path} was not written: {len(failures)} {noun} of the new database failed:\n  "
+            + "\n  ".join(self.failures)
+        )
 
 
 class StorageError(Failure):

@@ -21,8 +21,12 @@ def timed(phase: str, **detail) -> Iterator[None]:
         return
     wall, cpu = time.perf_counter(), time.process_time()
     yield
-    line = {"phase": phase, **detail, "seconds": round(time.perf_counter() - wall, 4),
-            "cpu_seconds": round(time.process_time() - cpu, 4)}
+    line = {
+        "phase": phase,
+        **detail,
+        "seconds": round(time.perf_counter() - wall, 4),
+        "cpu_seconds": round(time.process_time() - cpu, 4),
+    }
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(line) + "\n")
 

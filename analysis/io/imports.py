@@ -26,8 +26,14 @@ from . import ingest, records
 
 MODEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes"}, {"0", "false", "no"}
-QUESTION_TYPE_WORDS = {"specific": "specific", "culturally specific": "specific", "cultural": "specific",
-                       "agnostic": "agnostic", "culturally agnostic": "agnostic", "non-cultural": "agnostic"}
+QUESTION_TYPE_WORDS = {
+    "specific": "specific",
+    "culturally specific": "specific",
+    "cultural": "specific",
+    "agnostic": "agnostic",
+    "culturally agnostic": "agnostic",
+    "non-cultural": "agnostic",
+}
 # Control characters (a tab, a newline, a carriage return...) have no place in a name shown in figures.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # The names figures give the human reference answers: no model may be shown as one of them.
@@ -35,6 +41,7 @@ RESERVED_DISPLAY_NAMES = ("Human", "Human (dot points)")
 
 
 # ------------------------------------------------------------------------------------------ values
+
 
 def _flag(value, path, record, field, problems) -> bool | None:
     """A yes/no value: a JSON boolean, 1/0, or the words true/false, yes/no."""
@@ -65,8 +72,12 @@ def _display_name(value, path, record, problems) -> str | None:
     if name is None:
         return None
     if _CONTROL.search(name) or name != name.strip():
-        problems.add(path, record, "display_name", f"is {name!r}; a display name has no control character "
-                                                   "and no space at either end")
+        problems.add(
+            path,
+            record,
+            "display_name",
+            f"is {name!r}; a display name has no control character and no space at either end",
+        )
         return None
     if display_key(name) in {display_key(n) for n in RESERVED_DISPLAY_NAMES}:
         problems.add(path, record, "display_name", f"is {name!r}, the name figures give the human reference answers")
@@ -78,8 +89,14 @@ def _display_name(value, path, record, problems) -> str | None:
 
 ANSWER_COLUMNS = ("question", "language", "model", "answer")
 ANSWER_OPTIONAL = ("model_version", "display_name")
-ANSWER_SCHEMA = {"question_id": pl.Int64, "model": pl.String, "text": pl.String, "model_version": pl.String,
-                 "display_name": pl.String, "name": pl.String}
+ANSWER_SCHEMA = {
+    "question_id": pl.Int64,
+    "model": pl.String,
+    "text": pl.String,
+    "model_version": pl.String,
+    "display_name": pl.String,
+    "name": pl.String,
+}
 
 
 @dataclass(frozen=True)
@@ -106,39 +123,68 @@ def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataF
 
 def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
     rows, seen = [], {}
-    for record, row in tqdm(records.read_rows(path, ANSWER_COLUMNS, ANSWER_OPTIONAL, problems), desc=f"read {path.name}",
-                            unit=" rows", disable=None):
+    for record, row in tqdm(
+        records.read_rows(path, ANSWER_COLUMNS, ANSWER_OPTIONAL, problems),
+        desc=f"read {path.name}",
+        unit=" rows",
+        disable=None,
+    ):
         found = len(problems.items)
-        question, language, model, answer = (records.text(row[field], path, record, field, problems)
-                                             for field in ANSWER_COLUMNS)
+        question, language, model, answer = (
+            records.text(row[field], path, record, field, problems) for field in ANSWER_COLUMNS
+        )
         model_version = records.text(row.get("model_version"), path, record, "model_version", problems, optional=True)
         display_name = _display_name(row.get("display_name"), path, record, problems)
         if len(problems.items) > found:
             continue
         ok = True
         if language not in held.languages:
-            problems.add(path, record, "language", f"unknown language {language!r}; expected one of "
-                                                   f"{', '.join(sorted(held.languages))}")
+            problems.add(
+                path,
+                record,
+                "language",
+                f"unknown language {language!r}; expected one of {', '.join(sorted(held.languages))}",
+            )
             ok = False
         elif (question, language) not in held.questions:
-            problems.add(path, record, "question", f"no question {question!r} in {language}; expected an upstream "
-                                                   "name such as german:0 or non_cultural:3")
+            problems.add(
+                path,
+                record,
+                "question",
+                f"no question {question!r} in {language}; expected an upstream name such as german:0 or non_cultural:3",
+            )
             ok = False
         if not MODEL_KEY.match(model):
-            problems.add(path, record, "model", f"is {model!r}; a model key is lower-case letters, digits, '.', "
-                                                "'-' or '_', e.g. my-model-7b")
+            problems.add(
+                path,
+                record,
+                "model",
+                f"is {model!r}; a model key is lower-case letters, digits, '.', '-' or '_', e.g. my-model-7b",
+            )
             ok = False
         if not ok:
             continue
         key = (question, language, model)
         if key in seen:
-            problems.add(path, record, "question", f"a second answer of {model} to {question} in {language} "
-                                                   f"(the first is on {seen[key]})")
+            problems.add(
+                path,
+                record,
+                "question",
+                f"a second answer of {model} to {question} in {language} (the first is on {seen[key]})",
+            )
             continue
         seen[key] = record
-        rows.append({"question_id": held.questions[question, language], "model": model, "text": answer,
-                     "model_version": model_version, "display_name": display_name,
-                     "name": f"{question}:language.{language.lower()}:{model}", "record": record})
+        rows.append(
+            {
+                "question_id": held.questions[question, language],
+                "model": model,
+                "text": answer,
+                "model_version": model_version,
+                "display_name": display_name,
+                "name": f"{question}:language.{language.lower()}:{model}",
+                "record": record,
+            }
+        )
     return rows
 
 
@@ -156,11 +202,21 @@ def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> l
             continue
         qid = held.questions.get((answer["question_name"], language))
         if qid is None:
-            problems.add(path, f"answer {answer['name']}", "name", f"its question is not in the database's {language} questions")
+            problems.add(
+                path, f"answer {answer['name']}", "name", f"its question is not in the database's {language} questions"
+            )
             continue
-        rows.append({"question_id": qid, "model": answer["model"], "text": answer["text"],
-                     "model_version": answer["model_version"], "display_name": None, "name": answer["name"],
-                     "record": f"answer {answer['name']}"})
+        rows.append(
+            {
+                "question_id": qid,
+                "model": answer["model"],
+                "text": answer["text"],
+                "model_version": answer["model_version"],
+                "display_name": None,
+                "name": answer["name"],
+                "record": f"answer {answer['name']}",
+            }
+        )
     return rows
 
 
@@ -169,30 +225,48 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
     for row in rows:
         owner = held.answers.get(row["name"])
         if owner is not None and owner != (row["question_id"], row["model"]):
-            problems.add(path, row["record"], "name", f"the answer name {row['name']!r} is already another answer's "
-                                                      f"(of {owner[1] or 'a human'}); an answer name names one answer")
+            problems.add(
+                path,
+                row["record"],
+                "name",
+                f"the answer name {row['name']!r} is already another answer's "
+                f"(of {owner[1] or 'a human'}); an answer name names one answer",
+            )
     display_by_model: dict[str, tuple[str, str]] = {}
     for row in rows:
         if row["display_name"] is None:
             continue
         first = display_by_model.setdefault(row["model"], (row["display_name"], row["record"]))
         if first[0] != row["display_name"]:
-            problems.add(path, row["record"], "display_name", f"is {row['display_name']!r}, but {first[1]} gives "
-                                                              f"{row['model']} the display name {first[0]!r}")
+            problems.add(
+                path,
+                row["record"],
+                "display_name",
+                f"is {row['display_name']!r}, but {first[1]} gives {row['model']} the display name {first[0]!r}",
+            )
     owners = {display_key(name): model for model, name in held.models.items()}
     for model in dict.fromkeys(row["model"] for row in rows):
         given = display_by_model.get(model)
         if model in held.models:
             if given is not None and given[0] != held.models[model]:
-                problems.add(path, given[1], "display_name", f"is {given[0]!r}, but {model} is in the database as "
-                                                             f"{held.models[model]!r}; give that display name or none")
+                problems.add(
+                    path,
+                    given[1],
+                    "display_name",
+                    f"is {given[0]!r}, but {model} is in the database as "
+                    f"{held.models[model]!r}; give that display name or none",
+                )
             continue
         name, record = given if given is not None else (model, next(r["record"] for r in rows if r["model"] == model))
         other = owners.get(display_key(name))
         if other is not None:
-            problems.add(path, record, "display_name" if given else "model",
-                         f"the display name {name!r} of the new model {model} is already {other}'s "
-                         f"({held.models.get(other, name)!r}); figures would merge the two: give another display name")
+            problems.add(
+                path,
+                record,
+                "display_name" if given else "model",
+                f"the display name {name!r} of the new model {model} is already {other}'s "
+                f"({held.models.get(other, name)!r}); figures would merge the two: give another display name",
+            )
         owners[display_key(name)] = model
 
 
@@ -203,8 +277,9 @@ METRIC_VALUES = ("n_claims", "n_supported", "relevant")
 METRIC_SCHEMA = {"answer_id": pl.Int64, "n_claims": pl.Int32, "n_supported": pl.Int32, "relevant": pl.Boolean}
 
 
-def read_metric_file(path: Path, by_name: dict[str, int], by_key: dict[tuple[str, str, str], int],
-                     problems: Problems) -> pl.DataFrame:
+def read_metric_file(
+    path: Path, by_name: dict[str, int], by_key: dict[tuple[str, str, str], int], problems: Problems
+) -> pl.DataFrame:
     """Validated metrics keyed by answer name, or by question, language and model: `by_name` maps the
     upstream name of every model answer, `by_key` its (question name, language, model), to its id.
     Every record (each line of a JSONL file on its own) has a key and gives metrics."""
@@ -220,8 +295,12 @@ def read_metric_file(path: Path, by_name: dict[str, int], by_key: dict[tuple[str
             values["n_claims"] = records.whole_number(row["n_claims"], path, record, "n_claims", problems)
             values["n_supported"] = records.whole_number(row["n_supported"], path, record, "n_supported", problems)
             if None not in (values["n_claims"], values["n_supported"]) and values["n_supported"] > values["n_claims"]:
-                problems.add(path, record, "n_supported", f"is {values['n_supported']}, more than n_claims "
-                                                          f"({values['n_claims']})")
+                problems.add(
+                    path,
+                    record,
+                    "n_supported",
+                    f"is {values['n_supported']}, more than n_claims ({values['n_claims']})",
+                )
         if "relevant" in row:
             values["relevant"] = _flag(row["relevant"], path, record, "relevant", problems)
         if answer_id is None:
@@ -251,7 +330,9 @@ def _metric_answer(path, record, row, by_name, by_key, problems) -> int | None:
             problems.add(path, record, "answer", f"no model answer named {name!r}")
             return None
     if {"question", "language", "model"} <= given:
-        key = tuple(records.text(row[field], path, record, field, problems) for field in ("question", "language", "model"))
+        key = tuple(
+            records.text(row[field], path, record, field, problems) for field in ("question", "language", "model")
+        )
         if None in key:
             return None
         by_parts = by_key.get(key)
@@ -259,8 +340,12 @@ def _metric_answer(path, record, row, by_name, by_key, problems) -> int | None:
             problems.add(path, record, "question", f"no answer of {key[2]!r} to {key[0]!r} in {key[1]!r}")
             return None
         if found is not None and found != by_parts:
-            problems.add(path, record, "answer", f"names another answer than question {key[0]!r}, language "
-                                                 f"{key[1]!r} and model {key[2]!r} do")
+            problems.add(
+                path,
+                record,
+                "answer",
+                f"names another answer than question {key[0]!r}, language {key[1]!r} and model {key[2]!r} do",
+            )
             return None
         found = by_parts
     return found
@@ -271,9 +356,13 @@ def _metric_columns_ok(path: Path, record: str, row: dict, problems: Problems) -
     keyed = "answer" in columns or {"question", "language", "model"} <= columns
     has_fact = {"n_claims", "n_supported"} <= columns
     if not keyed or not (has_fact or "relevant" in columns) or (("n_claims" in columns) != ("n_supported" in columns)):
-        problems.add(path, record, None,
-                     "expected a key (`answer`, or `question`, `language` and `model`) and metrics "
-                     "(`n_claims` with `n_supported`, and/or `relevant`); found " + ", ".join(sorted(columns)))
+        problems.add(
+            path,
+            record,
+            None,
+            "expected a key (`answer`, or `question`, `language` and `model`) and metrics "
+            "(`n_claims` with `n_supported`, and/or `relevant`); found " + ", ".join(sorted(columns)),
+        )
         return False
     return True
 
@@ -294,20 +383,33 @@ def read_veriscore(claims: Path, verification: Path, by_name: dict[str, int], pr
         source = records.text(row["prompt_source"], claims, record, "prompt_source", problems)
         answer_id = by_name.get(source) if source is not None else None
         if source is not None and answer_id is None:
-            problems.add(claims, record, "prompt_source", f"no model answer named {source!r}; "
-                                                          "set prompt_source to the upstream answer name")
+            problems.add(
+                claims,
+                record,
+                "prompt_source",
+                f"no model answer named {source!r}; set prompt_source to the upstream answer name",
+            )
         abstained = row["abstained"]
         if not isinstance(abstained, bool):
-            problems.add(claims, record, "abstained", f"is {records.json_type(abstained)}; expected true or false "
-                                                      "(a JSON boolean; the text \"false\" is not one)")
+            problems.add(
+                claims,
+                record,
+                "abstained",
+                f"is {records.json_type(abstained)}; expected true or false "
+                '(a JSON boolean; the text "false" is not one)',
+            )
             continue
         all_claims = _claim_list(claims, record, row, abstained, problems)
         if answer_id is None or all_claims is None:
             continue
         if all_claims:
             if index >= len(verified) and verification.is_file():
-                problems.add(verification, f"line {index + 1}", None, "missing: the verification file is shorter "
-                                                                      "than the claims file")
+                problems.add(
+                    verification,
+                    f"line {index + 1}",
+                    None,
+                    "missing: the verification file is shorter than the claims file",
+                )
             if index >= len(verified):
                 continue
             n_supported = _supported(verification, *verified[index], all_claims, index, problems)
@@ -329,8 +431,12 @@ def _claim_list(path: Path, record: str, row: dict, abstained: bool, problems: P
     if abstained and value is None:
         return []
     if not isinstance(value, list):
-        problems.add(path, record, "all_claims", f"is {records.json_type(value)}; expected a list of claims "
-                                                 "(a JSON array of strings)")
+        problems.add(
+            path,
+            record,
+            "all_claims",
+            f"is {records.json_type(value)}; expected a list of claims (a JSON array of strings)",
+        )
         return None
     for position, claim in enumerate(value):
         problem = records.text_problem(claim)
@@ -340,16 +446,22 @@ def _claim_list(path: Path, record: str, row: dict, abstained: bool, problems: P
     return [] if abstained else [c for c in dict.fromkeys(value) if c != "No verifiable claim."]
 
 
-def _supported(path: Path, record: str, results: dict, all_claims: list[str], index: int,
-               problems: Problems) -> int | None:
+def _supported(
+    path: Path, record: str, results: dict, all_claims: list[str], index: int, problems: Problems
+) -> int | None:
     """How many of the claims the verification line says are `supported`; every claim must have a result."""
     n_supported = 0
     for claim in all_claims:
         result = results.get(claim)
         verdict = result.get("verification_result") if isinstance(result, dict) else None
         if not isinstance(verdict, str):
-            problems.add(path, record, None, f"gives no verification_result (a JSON string) for the claim {claim!r} "
-                                             f"of the claims file's line {index + 1}")
+            problems.add(
+                path,
+                record,
+                None,
+                f"gives no verification_result (a JSON string) for the claim {claim!r} "
+                f"of the claims file's line {index + 1}",
+            )
             return None
         n_supported += verdict == "supported"
     return n_supported
@@ -364,11 +476,17 @@ QUESTION_OPTIONAL = ("question_english", "answer", "collection", "category", "so
 def read_question_file(path: Path, languages: set[str], categories: set[str], problems: Problems) -> pl.DataFrame:
     """Validated questions of an export of the public dataset (one row per question and language)."""
     rows, seen = [], {}
-    for record, row in tqdm(records.read_rows(path, QUESTION_COLUMNS, QUESTION_OPTIONAL, problems), desc=f"read {path.name}",
-                            unit=" rows", disable=None):
+    for record, row in tqdm(
+        records.read_rows(path, QUESTION_COLUMNS, QUESTION_OPTIONAL, problems),
+        desc=f"read {path.name}",
+        unit=" rows",
+        disable=None,
+    ):
         found = len(problems.items)
-        values = {field: records.text(row.get(field), path, record, field, problems, optional=field not in QUESTION_COLUMNS)
-                  for field in (*QUESTION_COLUMNS, *QUESTION_OPTIONAL)}
+        values = {
+            field: records.text(row.get(field), path, record, field, problems, optional=field not in QUESTION_COLUMNS)
+            for field in (*QUESTION_COLUMNS, *QUESTION_OPTIONAL)
+        }
         if len(problems.items) > found:
             continue
         language = values["language"].strip()
@@ -377,11 +495,17 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
         category = (values["category"] or "").strip() or None
         ok = True
         if language not in languages:
-            problems.add(path, record, "language", f"unknown language {language!r}; expected one of "
-                                                   f"{', '.join(sorted(languages))}")
+            problems.add(
+                path,
+                record,
+                "language",
+                f"unknown language {language!r}; expected one of {', '.join(sorted(languages))}",
+            )
             ok = False
         if qtype is None:
-            problems.add(path, record, "question_type", f"is {values['question_type']!r}; expected specific or agnostic")
+            problems.add(
+                path, record, "question_type", f"is {values['question_type']!r}; expected specific or agnostic"
+            )
             ok = False
         if collection not in ("human", "auto"):
             problems.add(path, record, "collection", f"is {values['collection']!r}; expected human or auto")
@@ -400,12 +524,38 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
             problems.add(path, record, "question", f"the same question as {seen[key]}")
             continue
         seen[key] = record
-        rows.append({"language": language, "question_type": qtype, "collection": collection, "text": text,
-                     "text_en": values["question_english"], "category": category, "answer": values["answer"],
-                     "source": values["source"], "url": values["url"], "normalised": key[2]})
-    return pl.DataFrame(rows, schema={c: pl.String for c in ("language", "question_type", "collection", "text",
-                                                              "text_en", "category", "answer", "source", "url",
-                                                              "normalised")})
+        rows.append(
+            {
+                "language": language,
+                "question_type": qtype,
+                "collection": collection,
+                "text": text,
+                "text_en": values["question_english"],
+                "category": category,
+                "answer": values["answer"],
+                "source": values["source"],
+                "url": values["url"],
+                "normalised": key[2],
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            c: pl.String
+            for c in (
+                "language",
+                "question_type",
+                "collection",
+                "text",
+                "text_en",
+                "category",
+                "answer",
+                "source",
+                "url",
+                "normalised",
+            )
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------- kept imports
@@ -436,8 +586,14 @@ class KeptImport:
         return self.folder / f"{self.position:04d}" / self.verification if self.verification else None
 
     def row(self) -> dict:
-        return {"position": self.position, "kind": self.kind, "file": self.file, "sha256": self.sha256,
-                "verification": self.verification or "", "verification_sha256": self.verification_sha256 or ""}
+        return {
+            "position": self.position,
+            "kind": self.kind,
+            "file": self.file,
+            "sha256": self.sha256,
+            "verification": self.verification or "",
+            "verification_sha256": self.verification_sha256 or "",
+        }
 
 
 def read_manifest(folder: Path, problems: Problems) -> list[KeptImport]:
@@ -454,14 +610,25 @@ def read_manifest(folder: Path, problems: Problems) -> list[KeptImport]:
             problems.add(path, record, "kind", f"is {row['kind']!r}; expected one of {', '.join(KINDS)}")
         for field in ("file", "verification"):
             if row[field] and (Path(row[field]).name != row[field] or row[field] in (".", "..")):
-                problems.add(path, record, field, f"is {row[field]!r}; expected the name of a file kept in the "
-                                                  "import's own folder")
+                problems.add(
+                    path,
+                    record,
+                    field,
+                    f"is {row[field]!r}; expected the name of a file kept in the import's own folder",
+                )
         if not row["file"]:
             problems.add(path, record, "file", "is empty")
         if len(problems.items) > found:
             continue
-        entry = KeptImport(folder, position, row["kind"], row["file"], row["sha256"],
-                           row["verification"] or None, row["verification_sha256"] or None)
+        entry = KeptImport(
+            folder,
+            position,
+            row["kind"],
+            row["file"],
+            row["sha256"],
+            row["verification"] or None,
+            row["verification_sha256"] or None,
+        )
         for kept_file, expected in ((entry.path, entry.sha256), (entry.verification_path, entry.verification_sha256)):
             if kept_file is None:
                 continue
@@ -490,9 +657,15 @@ def keep(folder: Path, kind: str, path: Path, verification: Path | None = None) 
     problems = Problems()
     kept = read_manifest(folder, problems)
     problems.raise_if_any()
-    entry = KeptImport(folder, max((k.position for k in kept), default=0) + 1, kind, path.name, files.sha256(path),
-                       verification.name if verification else None,
-                       files.sha256(verification) if verification else None)
+    entry = KeptImport(
+        folder,
+        max((k.position for k in kept), default=0) + 1,
+        kind,
+        path.name,
+        files.sha256(path),
+        verification.name if verification else None,
+        files.sha256(verification) if verification else None,
+    )
     with files.atomic_folder(entry.path.parent) as tmp:
         for source in (path, verification):
             if source is not None:

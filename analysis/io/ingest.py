@@ -15,17 +15,39 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
-from . import records
 from ..core import vocabulary as vocab
 from ..core.errors import Problems
+from . import records
 from .release import UNREADABLE, open_uncompressed, unreadable
 
 DATASET_FILE = re.compile(r"^dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?$")
-LANGUAGE_COLUMNS = ("language", "iso_code", "resource_level", "family", "branch", "morphology",
-                    "word_order", "script", "region", "speakers")
+LANGUAGE_COLUMNS = (
+    "language",
+    "iso_code",
+    "resource_level",
+    "family",
+    "branch",
+    "morphology",
+    "word_order",
+    "script",
+    "region",
+    "speakers",
+)
 CATEGORY_COLUMNS = ("Category", "Description", "Example", "Example 2", "Example 3")
-RATING_COLUMNS = ("annotation_id", "annotator", "answer", "model", "factuality", "language_correct",
-                  "omissions", "overall-rating", "rating", "type", "question", "language")
+RATING_COLUMNS = (
+    "annotation_id",
+    "annotator",
+    "answer",
+    "model",
+    "factuality",
+    "language_correct",
+    "omissions",
+    "overall-rating",
+    "rating",
+    "type",
+    "question",
+    "language",
+)
 
 
 def normalise_whitespace(text: str) -> str:
@@ -39,6 +61,7 @@ def question_index(name: str) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- files
+
 
 def read_text(path: Path, problems: Problems) -> str | None:
     try:
@@ -57,8 +80,9 @@ def read_text(path: Path, problems: Problems) -> str | None:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        problems.add(path, f"line {line} (byte {exc.start})", None,
-                     f"is not UTF-8 text ({exc.reason}); save the file as UTF-8")
+        problems.add(
+            path, f"line {line} (byte {exc.start})", None, f"is not UTF-8 text ({exc.reason}); save the file as UTF-8"
+        )
         return None
 
 
@@ -77,12 +101,17 @@ def read_json(path: Path, problems: Problems):
 
 # ------------------------------------------------------------------------------------------- metadata
 
+
 def read_languages(path: Path, problems: Problems) -> pl.DataFrame:
     rows = []
     for line, r in records.read_rows(path, LANGUAGE_COLUMNS, (), problems):
         if r["resource_level"] not in vocab.RESOURCE_LEVELS:
-            problems.add(path, f"{line} ({r['language']})", "resource_level",
-                         f"is {r['resource_level']!r}; expected one of {', '.join(vocab.RESOURCE_LEVELS)}")
+            problems.add(
+                path,
+                f"{line} ({r['language']})",
+                "resource_level",
+                f"is {r['resource_level']!r}; expected one of {', '.join(vocab.RESOURCE_LEVELS)}",
+            )
         if not r["language"] or not r["iso_code"]:
             problems.add(path, line, "language", "language and iso_code must not be empty")
         rows.append(r)
@@ -97,16 +126,18 @@ def read_categories(path: Path, problems: Problems) -> pl.DataFrame:
     for line, r in records.read_rows(path, CATEGORY_COLUMNS, (), problems):
         if not r["Category"]:
             problems.add(path, line, "Category", "is empty")
-        rows.append({
-            "category": r["Category"],
-            "description": r["Description"],
-            "examples": [r[c] for c in ("Example", "Example 2", "Example 3") if r[c]],
-        })
-    return pl.DataFrame(rows, schema={"category": pl.String, "description": pl.String,
-                                      "examples": pl.List(pl.String)})
+        rows.append(
+            {
+                "category": r["Category"],
+                "description": r["Description"],
+                "examples": [r[c] for c in ("Example", "Example 2", "Example 3") if r[c]],
+            }
+        )
+    return pl.DataFrame(rows, schema={"category": pl.String, "description": pl.String, "examples": pl.List(pl.String)})
 
 
 # ------------------------------------------------------------------------------------------- datasets
+
 
 def _translation_text(translations, language: str, path: Path, record: str, problems: Problems) -> str | None:
     entry = translations.get(language) if isinstance(translations, dict) else None
@@ -119,8 +150,11 @@ def _translation_text(translations, language: str, path: Path, record: str, prob
 
 def _optional_text(container: dict, key: str, path: Path, record: str, field: str, problems: Problems) -> str | None:
     """A value that is text when it is there (null or absent when not)."""
-    return records.text(container.get(key), path, record, field, problems, optional=True) \
-        if container.get(key) is not None else None
+    return (
+        records.text(container.get(key), path, record, field, problems, optional=True)
+        if container.get(key) is not None
+        else None
+    )
 
 
 @contextlib.contextmanager
@@ -138,8 +172,9 @@ def _cyclic_gc_paused():
 
 
 @_cyclic_gc_paused()
-def read_dataset_file(path: Path, question_type: str, language: str, problems: Problems,
-                      new_models: bool = False) -> tuple[list, list]:
+def read_dataset_file(
+    path: Path, question_type: str, language: str, problems: Problems, new_models: bool = False
+) -> tuple[list, list]:
     """The questions and answers of one dataset file, as lists of dicts, every field checked for its
     JSON type (a problem names the type found).
 
@@ -170,49 +205,72 @@ def read_dataset_file(path: Path, question_type: str, language: str, problems: P
         seen_questions.add(name)
         found = len(problems.items)
         if question.get("type") != type_code or isinstance(question.get("type"), bool):
-            problems.add(path, record, "question.type",
-                         f"is {records.json_type(question.get('type'))}; a {question_type} file holds type {type_code}")
+            problems.add(
+                path,
+                record,
+                "question.type",
+                f"is {records.json_type(question.get('type'))}; a {question_type} file holds type {type_code}",
+            )
         translations = question.get("translations")
         text = _translation_text(translations, language, path, record, problems)
-        text_en = _translation_text(translations, "English", path, record, problems) \
-            if isinstance(translations, dict) and "English" in translations else None
+        text_en = (
+            _translation_text(translations, "English", path, record, problems)
+            if isinstance(translations, dict) and "English" in translations
+            else None
+        )
         if question_type == "specific" and question.get("language") != language:
-            problems.add(path, record, "question.language",
-                         f"is {question.get('language')!r}; a culturally specific question of this file is in {language}")
+            problems.add(
+                path,
+                record,
+                "question.language",
+                f"is {question.get('language')!r}; a culturally specific question of this file is in {language}",
+            )
         if question_type == "specific" and "category" not in question:
             problems.add(path, record, "question.category", "missing; every culturally specific question has one")
         category = _optional_text(question, "category", path, record, "question.category", problems)
         for field in ("source", "collector"):
             records.text(question.get(field), path, record, f"question.{field}", problems)
         if not isinstance(question.get("human_evaluated"), bool):
-            problems.add(path, record, "question.human_evaluated",
-                         f"is {records.json_type(question.get('human_evaluated'))}; expected true or false")
+            problems.add(
+                path,
+                record,
+                "question.human_evaluated",
+                f"is {records.json_type(question.get('human_evaluated'))}; expected true or false",
+            )
         url = _optional_text(question, "url", path, record, "question.url", problems)
         entry_answers = entry.get("answers", [])
         if not isinstance(entry_answers, list):
-            problems.add(path, record, "answers", f"is {records.json_type(entry_answers)}; expected a JSON array of answers")
+            problems.add(
+                path, record, "answers", f"is {records.json_type(entry_answers)}; expected a JSON array of answers"
+            )
             entry_answers = []
         if len(problems.items) > found:
             continue
-        questions.append({
-            "name": name,
-            "language": language,
-            "question_type": question_type,
-            "source": question["source"],
-            "collector": question["collector"],
-            "category": category,
-            "text": text,
-            "text_en": text_en,
-            "upstream_human_evaluated": question["human_evaluated"],
-            "url": url,
-        })
+        questions.append(
+            {
+                "name": name,
+                "language": language,
+                "question_type": question_type,
+                "source": question["source"],
+                "collector": question["collector"],
+                "category": category,
+                "text": text,
+                "text_en": text_en,
+                "upstream_human_evaluated": question["human_evaluated"],
+                "url": url,
+            }
+        )
         for a_index, answer in enumerate(entry_answers):
             parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems, new_models)
             if parsed is None:
                 continue
             if not parsed["name"].startswith(f"{name}:"):
-                problems.add(path, f"{record}, answer {a_index} ({parsed['name']})", "name",
-                             f"names another question; an answer to {name} is named {name}:...")
+                problems.add(
+                    path,
+                    f"{record}, answer {a_index} ({parsed['name']})",
+                    "name",
+                    f"names another question; an answer to {name} is named {name}:...",
+                )
                 continue
             if parsed["name"] in seen_answers:
                 problems.add(path, f"{record}, answer {a_index} ({parsed['name']})", "name", "duplicate answer name")
@@ -245,20 +303,29 @@ def _read_answer(answer, path: Path, record: str, problems: Problems, new_models
         return None
     translations = answer.get("translations")
     text = _translation_text(translations, language, path, record, problems)
-    text_en = _translation_text(translations, "English", path, record, problems) \
-        if isinstance(translations, dict) and "English" in translations and language != "English" else None
+    text_en = (
+        _translation_text(translations, "English", path, record, problems)
+        if isinstance(translations, dict) and "English" in translations and language != "English"
+        else None
+    )
     state = answer.get("prompting_state")
     if not isinstance(state, dict):
         problems.add(path, record, "prompting_state", f"is {records.json_type(state)}; expected a JSON object")
         return None
     release_name = state.get("model_name")
-    model_version = _optional_text(state, "model", path, record, "prompting_state.model", problems) \
-        or _optional_text(state, "model_path", path, record, "prompting_state.model_path", problems)
+    model_version = _optional_text(state, "model", path, record, "prompting_state.model", problems) or _optional_text(
+        state, "model_path", path, record, "prompting_state.model_path", problems
+    )
     if release_name in vocab.HUMAN_RELEASE_NAMES:
         model, is_human, is_dot_points = None, True, vocab.HUMAN_RELEASE_NAMES[release_name]
     elif release_name in vocab.MODEL_BY_RELEASE_NAME:
         model, is_human, is_dot_points = vocab.MODEL_BY_RELEASE_NAME[release_name].model, False, False
-    elif new_models and isinstance(release_name, str) and not records.text_problem(release_name) and model_key(release_name):
+    elif (
+        new_models
+        and isinstance(release_name, str)
+        and not records.text_problem(release_name)
+        and model_key(release_name)
+    ):
         model, is_human, is_dot_points = model_key(release_name), False, False
     else:
         known = ", ".join(sorted([*vocab.MODEL_BY_RELEASE_NAME, *vocab.HUMAN_RELEASE_NAMES]))
@@ -280,8 +347,10 @@ def _read_answer(answer, path: Path, record: str, problems: Problems, new_models
 
 # -------------------------------------------------------------------------------------------- ratings
 
-def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, languages: pl.DataFrame,
-                 problems: Problems) -> pl.DataFrame:
+
+def read_ratings(
+    path: Path, questions: pl.DataFrame, answers: pl.DataFrame, languages: pl.DataFrame, problems: Problems
+) -> pl.DataFrame:
     """all_ratings.csv, each row linked to its question by language, type and whitespace-normalised text."""
     language_by_code = dict(zip(languages["iso_code"], languages["language"]))
     language_by_code.update(vocab.RATINGS_LANGUAGE_CODE_OVERRIDES)
@@ -290,7 +359,9 @@ def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, lan
         question_by_text.setdefault((language, qtype, normalise_whitespace(text or "")), []).append(qid)
     answer_by_question_model = {
         (qid, model): aid
-        for aid, qid, model in answers.filter(~pl.col("is_human")).select("answer_id", "question_id", "model").iter_rows()
+        for aid, qid, model in answers.filter(~pl.col("is_human"))
+        .select("answer_id", "question_id", "model")
+        .iter_rows()
     }
     rows = []
     for line, r in records.read_rows(path, RATING_COLUMNS, (), problems):
@@ -300,21 +371,30 @@ def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, lan
         def fail(field: str, message: str) -> None:
             nonlocal bad
             bad = True
-            problems.add(path, record, field, message)
+            problems.add(path, record, field, message)  # noqa: B023 - called within this iteration
 
         language = language_by_code.get(r["language"])
         if language is None:
-            fail("language", f"unknown language code {r['language']!r}; expected one of {', '.join(sorted(language_by_code))}")
+            fail(
+                "language",
+                f"unknown language code {r['language']!r}; expected one of {', '.join(sorted(language_by_code))}",
+            )
         model = vocab.MODEL_BY_RATINGS_NAME.get(r["model"])
         if model is None:
-            fail("model", f"unknown model {r['model']!r}; expected one of {', '.join(sorted(vocab.MODEL_BY_RATINGS_NAME))}")
+            fail(
+                "model",
+                f"unknown model {r['model']!r}; expected one of {', '.join(sorted(vocab.MODEL_BY_RATINGS_NAME))}",
+            )
         question_type = vocab.QUESTION_TYPE_BY_RATINGS_CODE.get(r["type"])
         if question_type is None:
             fail("type", f"is {r['type']!r}; expected one of {', '.join(vocab.QUESTION_TYPE_BY_RATINGS_CODE)}")
         if r["rating"] not in {str(v) for v in vocab.RATING_LEVELS}:
             fail("rating", f"is {r['rating']!r}; expected a whole number from 1 to 5")
-        for field, levels in (("factuality", vocab.ISSUE_LEVELS), ("omissions", vocab.ISSUE_LEVELS),
-                              ("language_correct", vocab.LANGUAGE_CORRECT_LEVELS)):
+        for field, levels in (
+            ("factuality", vocab.ISSUE_LEVELS),
+            ("omissions", vocab.ISSUE_LEVELS),
+            ("language_correct", vocab.LANGUAGE_CORRECT_LEVELS),
+        ):
             if r[field] not in levels:
                 fail(field, f"is {r[field]!r}; expected one of {', '.join(levels)}")
         annotation_id = records.whole_number(r["annotation_id"], path, record, "annotation_id", problems, 2**63 - 1)
@@ -324,44 +404,76 @@ def read_ratings(path: Path, questions: pl.DataFrame, answers: pl.DataFrame, lan
             continue
         matches = question_by_text.get((language, question_type, normalise_whitespace(r["question"])), [])
         if len(matches) != 1:
-            fail("question", f"matches {len(matches)} {question_type} {language} questions of the release "
-                             "once whitespace is normalised; expected exactly one")
+            fail(
+                "question",
+                f"matches {len(matches)} {question_type} {language} questions of the release "
+                "once whitespace is normalised; expected exactly one",
+            )
             continue
         question_id = matches[0]
-        rows.append({
-            # annotation_id repeats across the annotation tool's projects, so the row number is the key.
-            "rating_id": len(rows) + 1,
-            "annotation_id": annotation_id,
-            "question_id": question_id,
-            "answer_id": answer_by_question_model.get((question_id, model.model)),
-            "annotator": r["annotator"],
-            "language": language,
-            "question_type": question_type,
-            "model": model.model,
-            "rating": int(r["rating"]),
-            "factuality": r["factuality"],
-            "omissions": r["omissions"],
-            "language_correct": r["language_correct"],
-            "answer_text": r["answer"],
-        })
-    return pl.DataFrame(rows, schema={
-        "rating_id": pl.Int64, "annotation_id": pl.Int64, "question_id": pl.Int64, "answer_id": pl.Int64, "annotator": pl.String,
-        "language": pl.String, "question_type": pl.String, "model": pl.String, "rating": pl.Int8,
-        "factuality": pl.String, "omissions": pl.String, "language_correct": pl.String, "answer_text": pl.String,
-    })
+        rows.append(
+            {
+                # annotation_id repeats across the annotation tool's projects, so the row number is the key.
+                "rating_id": len(rows) + 1,
+                "annotation_id": annotation_id,
+                "question_id": question_id,
+                "answer_id": answer_by_question_model.get((question_id, model.model)),
+                "annotator": r["annotator"],
+                "language": language,
+                "question_type": question_type,
+                "model": model.model,
+                "rating": int(r["rating"]),
+                "factuality": r["factuality"],
+                "omissions": r["omissions"],
+                "language_correct": r["language_correct"],
+                "answer_text": r["answer"],
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "rating_id": pl.Int64,
+            "annotation_id": pl.Int64,
+            "question_id": pl.Int64,
+            "answer_id": pl.Int64,
+            "annotator": pl.String,
+            "language": pl.String,
+            "question_type": pl.String,
+            "model": pl.String,
+            "rating": pl.Int8,
+            "factuality": pl.String,
+            "omissions": pl.String,
+            "language_correct": pl.String,
+            "answer_text": pl.String,
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------- build
 
 QUESTION_SCHEMA = {
-    "name": pl.String, "language": pl.String, "question_type": pl.String, "source": pl.String,
-    "collector": pl.String, "category": pl.String, "text": pl.String, "text_en": pl.String,
-    "upstream_human_evaluated": pl.Boolean, "url": pl.String,
+    "name": pl.String,
+    "language": pl.String,
+    "question_type": pl.String,
+    "source": pl.String,
+    "collector": pl.String,
+    "category": pl.String,
+    "text": pl.String,
+    "text_en": pl.String,
+    "upstream_human_evaluated": pl.Boolean,
+    "url": pl.String,
 }
 ANSWER_SCHEMA = {
-    "name": pl.String, "model": pl.String, "model_version": pl.String, "is_human": pl.Boolean,
-    "is_dot_points": pl.Boolean, "language": pl.String, "text": pl.String, "text_en": pl.String,
-    "question_name": pl.String, "question_language": pl.String,
+    "name": pl.String,
+    "model": pl.String,
+    "model_version": pl.String,
+    "is_human": pl.Boolean,
+    "is_dot_points": pl.Boolean,
+    "language": pl.String,
+    "text": pl.String,
+    "text_en": pl.String,
+    "question_name": pl.String,
+    "question_language": pl.String,
 }
 
 
@@ -369,7 +481,9 @@ def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str
     """(path, question type, language file key) of every dataset file, in a fixed order."""
     datasets = folder / "datasets"
     if not datasets.is_dir():
-        problems.add(datasets, None, None, "missing: a release folder has a datasets/ folder of dataset-*.json[.gz] files")
+        problems.add(
+            datasets, None, None, "missing: a release folder has a datasets/ folder of dataset-*.json[.gz] files"
+        )
         return []
     found = []
     for path in sorted(datasets.iterdir()):
@@ -377,7 +491,9 @@ def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str
         if match:
             found.append((path, match.group(1), match.group(2)))
         elif path.name.startswith("dataset-"):
-            problems.add(path, None, None, "name not understood: expected dataset-{specific|agnostic}-LANGUAGE.json[.gz]")
+            problems.add(
+                path, None, None, "name not understood: expected dataset-{specific|agnostic}-LANGUAGE.json[.gz]"
+            )
     keys = [(t, k) for _, t, k in found]
     for path, t, k in found:
         if keys.count((t, k)) > 1:
@@ -399,8 +515,9 @@ def read_metadata(folder: Path, problems: Problems) -> tuple[pl.DataFrame, pl.Da
     return languages, categories
 
 
-def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems, progress: bool | None = None,
-                  in_id_order: bool = False) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+def read_datasets(
+    folder: Path, languages: pl.DataFrame, problems: Problems, progress: bool | None = None, in_id_order: bool = False
+) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(questions, answers) of each dataset file in turn, so that a large release is never in memory whole.
 
     The files come in the order of their names (the order of language_id_all's training texts), or with
@@ -418,8 +535,9 @@ def read_datasets(folder: Path, languages: pl.DataFrame, problems: Problems, pro
             problems.add(path, None, None, f"unknown language {key!r}: not in languages.csv")
     if in_id_order:
         files.sort(key=lambda file: (file[2], file[1] != "specific"))
-    for path, question_type, language in tqdm(files, desc="read datasets", unit="file",
-                                              disable=None if progress else True):
+    for path, question_type, language in tqdm(
+        files, desc="read datasets", unit="file", disable=None if progress else True
+    ):
         # The records go as soon as they are frames, not after the next file is read.
         yield _frames(*read_dataset_file(path, question_type, language, problems), dataset_file=path.name)
 
@@ -428,7 +546,8 @@ def _frames(questions: list[dict], answers: list[dict], dataset_file: str) -> tu
     return (
         pl.DataFrame(questions, schema=QUESTION_SCHEMA).with_columns(
             name_index=pl.col("name").map_elements(question_index, return_dtype=pl.Int64),
-            dataset_file=pl.lit(dataset_file)),
+            dataset_file=pl.lit(dataset_file),
+        ),
         pl.DataFrame(answers, schema=ANSWER_SCHEMA).with_columns(dataset_file=pl.lit(dataset_file)),
     )
 
@@ -436,6 +555,14 @@ def _frames(questions: list[dict], answers: list[dict], dataset_file: str) -> tu
 def model_table() -> pl.DataFrame:
     """The vocabulary's models (without versions, which come from the answers)."""
     return pl.DataFrame(
-        [{"model": m.model, "display_name": m.display_name, "provider": m.provider, "weights": m.weights,
-          "release_name": m.release_name} for m in vocab.MODELS]
+        [
+            {
+                "model": m.model,
+                "display_name": m.display_name,
+                "provider": m.provider,
+                "weights": m.weights,
+                "release_name": m.release_name,
+            }
+            for m in vocab.MODELS
+        ]
     )

@@ -31,7 +31,9 @@ ENGINE_DETAILS = {
 }
 
 
-def write(texts: pl.DataFrame, verdicts: pl.DataFrame, meta: dict, out_dir: Path | str = paths.LANGUAGE_ID_EVALUATION) -> None:
+def write(
+    texts: pl.DataFrame, verdicts: pl.DataFrame, meta: dict, out_dir: Path | str = paths.LANGUAGE_ID_EVALUATION
+) -> None:
     """Write the three files into `out_dir`, whole: a failed run leaves the last evaluation."""
     with files.atomic_folder(Path(out_dir)) as tmp:
         texts.write_parquet(tmp / "texts.parquet")
@@ -44,5 +46,8 @@ def read(out_dir: Path | str = paths.LANGUAGE_ID_EVALUATION) -> tuple[pl.DataFra
     out_dir = Path(out_dir)
     if not (out_dir / "meta.json").is_file():
         raise FileNotFoundError(f"no language identification evaluation in {out_dir}: run `make language-id-eval`")
-    return (pl.read_parquet(out_dir / "texts.parquet"), pl.read_parquet(out_dir / "verdicts.parquet"),
-            json.loads((out_dir / "meta.json").read_text(encoding="utf-8")))
+    return (
+        pl.read_parquet(out_dir / "texts.parquet"),
+        pl.read_parquet(out_dir / "verdicts.parquet"),
+        json.loads((out_dir / "meta.json").read_text(encoding="utf-8")),
+    )

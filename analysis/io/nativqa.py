@@ -92,14 +92,25 @@ class _Reader:
             self.problems.add(path, None, None, "file not found")
             return []
         found = len(self.problems.items)
-        rows = [(line, {k: v.strip() for k, v in row.items()})
-                for line, row in records.read_rows(path, columns, None, self.problems)]
+        rows = [
+            (line, {k: v.strip() for k, v in row.items()})
+            for line, row in records.read_rows(path, columns, None, self.problems)
+        ]
         if not rows and len(self.problems.items) == found:
             self.problems.add(path, None, None, "no data rows")
         return rows
 
-    def number(self, name: str, line: str, field: str, text: str, kind: type = float, optional: bool = False,
-               low: float = 0.0, high: float = math.inf):
+    def number(
+        self,
+        name: str,
+        line: str,
+        field: str,
+        text: str,
+        kind: type = float,
+        optional: bool = False,
+        low: float = 0.0,
+        high: float = math.inf,
+    ):
         """A finite number from `low` to `high` (a count: a whole number); `optional`: empty gives None."""
         if text == "" and optional:
             return None
@@ -117,7 +128,9 @@ class _Reader:
 
     def choice(self, name: str, line: str, field: str, text: str, allowed) -> str | None:
         if text not in allowed:
-            self.problems.add(self.folder / name, line, field, f"unknown {field} {text!r}; expected one of {sorted(allowed)}")
+            self.problems.add(
+                self.folder / name, line, field, f"unknown {field} {text!r}; expected one of {sorted(allowed)}"
+            )
             return None
         return text
 
@@ -127,8 +140,9 @@ class _Reader:
         for name, line, key in located_keys:
             if key in first:
                 first_name, first_line = first[key]
-                self.problems.add(self.folder / name, line, None,
-                                  f"duplicate {what} {key} (first in {first_name} {first_line})")
+                self.problems.add(
+                    self.folder / name, line, None, f"duplicate {what} {key} (first in {first_name} {first_line})"
+                )
             else:
                 first[key] = (name, line)
 
@@ -176,17 +190,37 @@ def _read_results(reader: _Reader, known_regions: set[str]) -> pl.DataFrame:
             metric = reader.choice(name, line, "metric", row["metric"], METRIC_BY_NAME)
             setting = reader.choice(name, line, "setting", row["setting"], SETTINGS)
             spec = METRIC_BY_NAME.get(metric)
-            value = reader.number(name, line, "value", row["value"], low=spec.low if spec else -math.inf,
-                                  high=spec.high if spec else math.inf)
+            value = reader.number(
+                name,
+                line,
+                "value",
+                row["value"],
+                low=spec.low if spec else -math.inf,
+                high=spec.high if spec else math.inf,
+            )
             if row["model"] == "":
                 reader.problems.add(reader.folder / name, where, "model", "empty")
             # The key spans the four files: the same score must not be published twice.
             keys.append((name, line, (row["model"], row["region"], row["metric"], row["setting"])))
-            records.append({"model": row["model"], "region": region, "metric": metric, "value": value,
-                            "setting": setting, "paper_table": paper_table})
+            records.append(
+                {
+                    "model": row["model"],
+                    "region": region,
+                    "metric": metric,
+                    "value": value,
+                    "setting": setting,
+                    "paper_table": paper_table,
+                }
+            )
     reader.unique(keys, "model, region, metric, setting")
-    schema = {"model": pl.String, "region": pl.String, "metric": pl.String, "value": pl.Float64,
-              "setting": pl.String, "paper_table": pl.Int8}
+    schema = {
+        "model": pl.String,
+        "region": pl.String,
+        "metric": pl.String,
+        "value": pl.Float64,
+        "setting": pl.String,
+        "paper_table": pl.Int8,
+    }
     return pl.DataFrame(records, schema=schema)
 
 
@@ -199,13 +233,23 @@ def _read_dataset(reader: _Reader, known_regions: set[str], regions: pl.DataFram
         where = line
         region = reader.choice(DATASET_FILE, line, "region", row["region"], known_regions)
         if region is not None and row["city"] != city_of[region]:
-            reader.problems.add(reader.folder / DATASET_FILE, where, "city",
-                                f"{row['city']!r} differs from {city_of[region]!r} in {REGIONS_FILE}")
-        counts = {c: reader.number(DATASET_FILE, line, c, row[c], int, optional=c in ("train", "dev")) for c in count_columns}
+            reader.problems.add(
+                reader.folder / DATASET_FILE,
+                where,
+                "city",
+                f"{row['city']!r} differs from {city_of[region]!r} in {REGIONS_FILE}",
+            )
+        counts = {
+            c: reader.number(DATASET_FILE, line, c, row[c], int, optional=c in ("train", "dev")) for c in count_columns
+        }
         splits = sum(counts[s] or 0 for s in SPLITS)
         if counts["total_annotated"] is not None and counts["test"] is not None and counts["total_annotated"] != splits:
-            reader.problems.add(reader.folder / DATASET_FILE, where, "total_annotated",
-                                f"{counts['total_annotated']} is not train + dev + test = {splits}")
+            reader.problems.add(
+                reader.folder / DATASET_FILE,
+                where,
+                "total_annotated",
+                f"{counts['total_annotated']} is not train + dev + test = {splits}",
+            )
         records.append({"region": region, **counts})
     reader.unique([(DATASET_FILE, line, (row["region"],)) for line, row in rows], "region")
     return pl.DataFrame(records, schema={"region": pl.String, **dict.fromkeys(count_columns, pl.Int32)})
@@ -215,13 +259,16 @@ def _read_edit_distance(reader: _Reader, known_regions: set[str]) -> pl.DataFram
     records = []
     rows = reader.rows(EDIT_DISTANCE_FILE, EDIT_DISTANCE_COLUMNS)
     for line, row in rows:
-        value = reader.number(EDIT_DISTANCE_FILE, line, "normalized_levenshtein", row["normalized_levenshtein"],
-                              high=1.0)
-        records.append({
-            "region": reader.choice(EDIT_DISTANCE_FILE, line, "region", row["region"], known_regions),
-            "split": reader.choice(EDIT_DISTANCE_FILE, line, "split", row["split"], SPLITS),
-            "normalized_levenshtein": value,
-        })
+        value = reader.number(
+            EDIT_DISTANCE_FILE, line, "normalized_levenshtein", row["normalized_levenshtein"], high=1.0
+        )
+        records.append(
+            {
+                "region": reader.choice(EDIT_DISTANCE_FILE, line, "region", row["region"], known_regions),
+                "split": reader.choice(EDIT_DISTANCE_FILE, line, "split", row["split"], SPLITS),
+                "normalized_levenshtein": value,
+            }
+        )
     reader.unique([(EDIT_DISTANCE_FILE, line, (row["region"], row["split"])) for line, row in rows], "region, split")
     return pl.DataFrame(records, schema={"region": pl.String, "split": pl.String, "normalized_levenshtein": pl.Float64})
 
@@ -230,12 +277,16 @@ def _read_lengths(reader: _Reader, known_regions: set[str]) -> pl.DataFrame:
     records = []
     rows = reader.rows(LENGTHS_FILE, LENGTH_COLUMNS)
     for line, row in rows:
-        records.append({
-            "region": reader.choice(LENGTHS_FILE, line, "region", row["region"], known_regions),
-            **{c: reader.number(LENGTHS_FILE, line, c, row[c]) for c in ("question_words_avg", "answer_words_avg")},
-        })
+        records.append(
+            {
+                "region": reader.choice(LENGTHS_FILE, line, "region", row["region"], known_regions),
+                **{c: reader.number(LENGTHS_FILE, line, c, row[c]) for c in ("question_words_avg", "answer_words_avg")},
+            }
+        )
     reader.unique([(LENGTHS_FILE, line, (row["region"],)) for line, row in rows], "region")
-    return pl.DataFrame(records, schema={"region": pl.String, "question_words_avg": pl.Float64, "answer_words_avg": pl.Float64})
+    return pl.DataFrame(
+        records, schema={"region": pl.String, "question_words_avg": pl.Float64, "answer_words_avg": pl.Float64}
+    )
 
 
 def _read_additional(reader: _Reader) -> pl.DataFrame:
@@ -245,8 +296,14 @@ def _read_additional(reader: _Reader) -> pl.DataFrame:
         for field in ("language", "location"):
             if row[field] == "":
                 reader.problems.add(reader.folder / ADDITIONAL_FILE, line, field, "empty")
-        records.append({"language": row["language"], "location": row["location"],
-                        "qa_pairs": reader.number(ADDITIONAL_FILE, line, "qa_pairs", row["qa_pairs"], int)})
-    reader.unique([(ADDITIONAL_FILE, line, (row["language"], row["location"])) for line, row in rows],
-                  "language, location")
+        records.append(
+            {
+                "language": row["language"],
+                "location": row["location"],
+                "qa_pairs": reader.number(ADDITIONAL_FILE, line, "qa_pairs", row["qa_pairs"], int),
+            }
+        )
+    reader.unique(
+        [(ADDITIONAL_FILE, line, (row["language"], row["location"])) for line, row in rows], "language, location"
+    )
     return pl.DataFrame(records, schema={"language": pl.String, "location": pl.String, "qa_pairs": pl.Int32})

@@ -12,17 +12,31 @@ from pathlib import Path
 import polars as pl
 
 from ..core import paths
-from . import records
 from ..core.errors import Problems
+from . import records
 
-COLUMNS = ("claim_id", "paper", "item", "row", "column", "printed", "decimals", "source", "match",
-           "value_column", "expect", "reason")
+COLUMNS = (
+    "claim_id",
+    "paper",
+    "item",
+    "row",
+    "column",
+    "printed",
+    "decimals",
+    "source",
+    "match",
+    "value_column",
+    "expect",
+    "reason",
+)
 PAPERS = ("calmqa", "nativqa")
 EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
 # The printed text: a number with an optional qualifier (`∼64k`, `>90%`), sign, thousands separators,
 # and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`).
-_NUMBER = re.compile(r"^(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
-                     r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?(?P<suffix>%|[kKMB])?$")
+_NUMBER = re.compile(
+    r"^(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?(?P<suffix>%|[kKMB])?$"
+)
 # A figures CSV: `NOTEBOOK/CSV-STEM` under the figures folder.
 _SOURCE = re.compile(r"^\d\d_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+$")
 MAGNITUDES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
@@ -99,12 +113,18 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
                 if not reachable and row[field].strip():
                     problems.add(path, where, field, "is set, but a claim not in the release has no suite value")
             if row["source"].strip() and not _SOURCE.match(row["source"]):
-                problems.add(path, where, "source", f"is {row['source']!r}; expected NOTEBOOK/CSV-STEM, e.g. "
-                             "01_dataset_overview/table4_question_lengths")
+                problems.add(
+                    path,
+                    where,
+                    "source",
+                    f"is {row['source']!r}; expected NOTEBOOK/CSV-STEM, e.g. "
+                    "01_dataset_overview/table4_question_lengths",
+                )
             if row["match"].strip() and not all("=" in p for p in row["match"].split(";") if p.strip()):
                 problems.add(path, where, "match", f"is {row['match']!r}; expected column=value pairs joined by ';'")
             rows.append({**row, "file": path.name})
     problems.raise_if_any()
-    return (pl.DataFrame(rows, schema={c: pl.String for c in (*COLUMNS, "file")})
-            .with_columns(decimals=pl.col("decimals").cast(pl.Int32),
-                          value=pl.col("printed").map_elements(printed_number, return_dtype=pl.Float64)))
+    return pl.DataFrame(rows, schema={c: pl.String for c in (*COLUMNS, "file")}).with_columns(
+        decimals=pl.col("decimals").cast(pl.Int32),
+        value=pl.col("printed").map_elements(printed_number, return_dtype=pl.Float64),
+    )

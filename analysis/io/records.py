@@ -32,8 +32,12 @@ _WHOLE = re.compile(r"[0-9]+")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def read_rows(path: Path, required: tuple[str, ...], optional: tuple[str, ...] | None, problems: Problems,
-              ) -> Iterator[tuple[str, dict]]:
+def read_rows(
+    path: Path,
+    required: tuple[str, ...],
+    optional: tuple[str, ...] | None,
+    problems: Problems,
+) -> Iterator[tuple[str, dict]]:
     """(record label, row) of a CSV or JSONL file, streamed so that large files stay in bounded memory.
 
     `optional` None accepts any further column.
@@ -87,6 +91,7 @@ def _lines(path: Path, problems: Problems):
                     yield line.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise _NotUtf8(number, exc.reason) from None
+
     return decoded()
 
 
@@ -98,8 +103,12 @@ def _guarded(path: Path, problems: Problems, record: str, read):
         problems.add(path, f"line {exc.line}", None, f"is not UTF-8 text ({exc.reason}); save the file as UTF-8")
     except csv.Error as exc:
         if "field larger than field limit" in str(exc):
-            problems.add(path, record, None, f"holds a field longer than {MAX_FIELD:,} characters "
-                                             "(a quote that is never closed?)")
+            problems.add(
+                path,
+                record,
+                None,
+                f"holds a field longer than {MAX_FIELD:,} characters (a quote that is never closed?)",
+            )
         else:
             problems.add(path, record, None, f"cannot be read as CSV: {exc}")
     except OSError as exc:
@@ -134,7 +143,9 @@ def _csv_rows(path, required, optional, problems):
             return
         duplicated = sorted({c for c in header if header.count(c) > 1})
         if duplicated:
-            problems.add(path, "line 1 (header)", None, f"the column(s) {', '.join(map(repr, duplicated))} appear twice")
+            problems.add(
+                path, "line 1 (header)", None, f"the column(s) {', '.join(map(repr, duplicated))} appear twice"
+            )
             return
         while True:
             line = reader.line_num + 1
@@ -201,6 +212,7 @@ def _jsonl_rows(path, required, optional, problems):
 
 # ------------------------------------------------------------------------------------------ values
 
+
 def json_type(value) -> str:
     """A JSON value for messages, with its type: `5 (a JSON number)`, `'no' (a JSON string)`, `a JSON object`."""
     if value is None:
@@ -226,8 +238,10 @@ def text_problem(value) -> str | None:
         return f"is {json_type(value)}; expected text (a JSON string)"
     match = _SURROGATE.search(value)
     if match:
-        return (f"holds a lone surrogate \\u{ord(match.group()):04x} at character {match.start()}, which is not a "
-                "Unicode character (half of an escaped pair?)")
+        return (
+            f"holds a lone surrogate \\u{ord(match.group()):04x} at character {match.start()}, which is not a "
+            "Unicode character (half of an escaped pair?)"
+        )
     if "\x00" in value:
         return f"holds a NUL character at character {value.index(chr(0))}, which is not text"
     return None
@@ -277,17 +291,23 @@ def spreadsheet_safe(frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` with every text cell that a spreadsheet would run as a formula prefixed with `'`, as
     OWASP's CSV injection guidance says: a model's display name `=HYPERLINK(...)` is shown as text, not
     run. Numeric columns, and text cells that are plain numbers such as `-0.25`, are left as they are."""
-    text_columns = [name for name, dtype in frame.schema.items()
-                    if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))]
+    text_columns = [
+        name
+        for name, dtype in frame.schema.items()
+        if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+    ]
     if not text_columns:
         return frame
     return frame.with_columns(
-        pl.when(pl.col(name).cast(pl.String).str.contains(_FORMULA_START.pattern)
-                & ~pl.col(name).cast(pl.String).str.contains(rf"^{_PLAIN_NUMBER.pattern}$"))
+        pl.when(
+            pl.col(name).cast(pl.String).str.contains(_FORMULA_START.pattern)
+            & ~pl.col(name).cast(pl.String).str.contains(rf"^{_PLAIN_NUMBER.pattern}$")
+        )
         .then(pl.lit("'") + pl.col(name).cast(pl.String))
         .otherwise(pl.col(name).cast(pl.String))
         .alias(name)
-        for name in text_columns)
+        for name in text_columns
+    )
 
 
 def write_csv_for_people(frame: pl.DataFrame, path: Path | str) -> None:

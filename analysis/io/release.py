@@ -101,7 +101,9 @@ def check_file(path: Path, expected: ReleaseFile, problems: Problems) -> bool:
         return False
     if sha != expected.sha256:
         problems.add(
-            path, None, None,
+            path,
+            None,
+            None,
             f"checksum mismatch: sha256 of the content is {sha} ({size} bytes), "
             f"the manifest expects {expected.sha256} ({expected.bytes} bytes)",
         )
@@ -152,16 +154,22 @@ def _download(entry: ReleaseFile, base: str, target: Path, problems: Problems) -
                 shutil.copyfileobj(response, out, CHUNK)
             sha, size = sha256_uncompressed(tmp)
             if sha != entry.sha256:
-                raise _Mismatch(f"downloaded from {url}: checksum mismatch: sha256 {sha} ({size} bytes), "
-                                f"the manifest expects {entry.sha256} ({entry.bytes} bytes)")
+                raise _Mismatch(
+                    f"downloaded from {url}: checksum mismatch: sha256 {sha} ({size} bytes), "
+                    f"the manifest expects {entry.sha256} ({entry.bytes} bytes)"
+                )
     except (urllib.error.URLError, OSError) as exc:
         problems.add(target, None, None, f"download from {url} failed: {exc}")
     except _Mismatch as exc:
         problems.add(target, None, None, str(exc))
 
 
-def fetch(dest: Path = paths.RAW_CALMQA, mirror: Path | None = None, upstream_base: str | None = None,
-          manifest: list[ReleaseFile] | None = None) -> str:
+def fetch(
+    dest: Path = paths.RAW_CALMQA,
+    mirror: Path | None = None,
+    upstream_base: str | None = None,
+    manifest: list[ReleaseFile] | None = None,
+) -> str:
     """Put every release file into `dest`, verified. Returns a sentence saying where the files came from.
 
     With `mirror` None the files are downloaded from `upstream_base` (default: the upstream repository,

@@ -35,7 +35,7 @@ def _quicktok_ranks() -> list[tuple[bytes, int]]:
     (count,), offset, ranks = struct.unpack_from("<I", data, 0), 4, []
     for _ in range(count):
         (length,) = struct.unpack_from("<H", data, offset)
-        token = data[offset + 2:offset + 2 + length]
+        token = data[offset + 2 : offset + 2 + length]
         (rank,) = struct.unpack_from("<I", data, offset + 2 + length)
         ranks.append((token, rank))
         offset += 6 + length
@@ -47,9 +47,12 @@ def _quicktok_ranks() -> list[tuple[bytes, int]]:
 @cache
 def o200k_base_file() -> bytes:
     """The text of `o200k_base.tiktoken`, rebuilt from quicktok's data and verified against tiktoken's sha256."""
-    contents = b"".join(base64.b64encode(token) + b" " + str(rank).encode() + b"\n" for token, rank in _quicktok_ranks())
+    contents = b"".join(
+        base64.b64encode(token) + b" " + str(rank).encode() + b"\n" for token, rank in _quicktok_ranks()
+    )
     digest = hashlib.sha256(contents).hexdigest()
     if digest != O200K_SHA256:
-        raise TokenizerDataError(f"the o200k_base ranks rebuilt from quicktok have sha256 {digest}, "
-                                 f"not tiktoken's published {O200K_SHA256}")
+        raise TokenizerDataError(
+            f"the o200k_base ranks rebuilt from quicktok have sha256 {digest}, not tiktoken's published {O200K_SHA256}"
+        )
     return contents

@@ -100,11 +100,21 @@ def paragraphs(languages: list[str], folder: Path | str = paths.UDHR) -> pl.Data
         parser.feed(path.read_text(encoding="utf-8"))
         if not parser.paragraphs:
             problems.add(path, None, None, "no paragraph of text in <header> or <article>")
-        rows += [{"language": language, "declaration": entry["code"], "article": article, "paragraph": i, "text": text}
-                 for i, (article, text) in enumerate(parser.paragraphs)]
+        rows += [
+            {"language": language, "declaration": entry["code"], "article": article, "paragraph": i, "text": text}
+            for i, (article, text) in enumerate(parser.paragraphs)
+        ]
     problems.raise_if_any()
-    return pl.DataFrame(rows, schema={"language": pl.String, "declaration": pl.String, "article": pl.Int64,
-                                      "paragraph": pl.Int64, "text": pl.String}).sort("language", "declaration", "paragraph")
+    return pl.DataFrame(
+        rows,
+        schema={
+            "language": pl.String,
+            "declaration": pl.String,
+            "article": pl.Int64,
+            "paragraph": pl.Int64,
+            "text": pl.String,
+        },
+    ).sort("language", "declaration", "paragraph")
 
 
 def version(folder: Path | str = paths.UDHR) -> str:

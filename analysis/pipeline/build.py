@@ -24,9 +24,14 @@ from . import checks, imports, language_verdicts, nativqa, surface
 from .release import load_release
 
 
-def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DATABASE, verify: bool = True,
-          nativqa_folder: Path | str = paths.NATIVQA, imports_folder: Path | str | None = None,
-          progress: bool | None = True) -> dict:
+def build(
+    source: Path | str = paths.RAW_CALMQA,
+    db_path: Path | str = paths.DATABASE,
+    verify: bool = True,
+    nativqa_folder: Path | str = paths.NATIVQA,
+    imports_folder: Path | str | None = None,
+    progress: bool | None = True,
+) -> dict:
     """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
     release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
     `imports_folder` (by default the one beside `db_path`); returns the row count per table, the number
@@ -69,5 +74,9 @@ def build(source: Path | str = paths.RAW_CALMQA, db_path: Path | str = paths.DAT
             if failed:
                 raise CheckFailed(db_path, failed)
         counts = {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in schema.TABLES}
-    return {**counts, "imports": len(replayed), "seconds": round(time.monotonic() - started, 1),
-            "stage_seconds": stage_seconds}
+    return {
+        **counts,
+        "imports": len(replayed),
+        "seconds": round(time.monotonic() - started, 1),
+        "stage_seconds": stage_seconds,
+    }

@@ -32,14 +32,14 @@ RELEASE_COUNTS_SQL = {
     "models": "SELECT '(all)', count(*) FROM models WHERE model IN (SELECT model FROM answers WHERE answer_id <= $answer)",
     "questions": "SELECT language, count(*) FROM questions WHERE question_id <= $question GROUP BY ALL",
     "answers": "SELECT q.language, count(*) FROM answers a JOIN questions q USING (question_id) "
-               "WHERE a.answer_id <= $answer GROUP BY ALL",
+    "WHERE a.answer_id <= $answer GROUP BY ALL",
     "ratings": "SELECT language, count(*) FROM ratings GROUP BY ALL",
     "answer_surface": "SELECT q.language, count(*) FROM answer_surface s JOIN answers a USING (answer_id) "
-                      "JOIN questions q USING (question_id) WHERE a.answer_id <= $answer GROUP BY ALL",
+    "JOIN questions q USING (question_id) WHERE a.answer_id <= $answer GROUP BY ALL",
     "answer_language_all": "SELECT q.language, count(*) FROM answer_language_all s JOIN answers a USING (answer_id) "
-                           "JOIN questions q USING (question_id) WHERE a.answer_id <= $answer GROUP BY ALL",
+    "JOIN questions q USING (question_id) WHERE a.answer_id <= $answer GROUP BY ALL",
     "question_language_id": "SELECT q.language, count(*) FROM question_language_id i JOIN questions q USING (question_id) "
-                            "WHERE q.question_id <= $question GROUP BY ALL",
+    "WHERE q.question_id <= $question GROUP BY ALL",
 }
 COUNT_COLUMNS = ("table", "language", "rows")
 
@@ -53,8 +53,12 @@ class ReleasePart:
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection) -> "ReleasePart":
-        return cls(*con.execute("SELECT (SELECT coalesce(max(question_id), 0) FROM questions), "
-                                "(SELECT coalesce(max(answer_id), 0) FROM answers)").fetchall()[0])
+        return cls(
+            *con.execute(
+                "SELECT (SELECT coalesce(max(question_id), 0) FROM questions), "
+                "(SELECT coalesce(max(answer_id), 0) FROM answers)"
+            ).fetchall()[0]
+        )
 
 
 def reference_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -66,8 +70,9 @@ def reference_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
                 ANTI JOIN {target} r ON t.{column} = r.{target_column}
                 WHERE t.{column} IS NOT NULL""").fetchall()[0]
             if n:
-                failures.append(f"{table.name}.{column}: {n:,} rows name no {target}.{target_column} "
-                                f"(the first: {example!r})")
+                failures.append(
+                    f"{table.name}.{column}: {n:,} rows name no {target}.{target_column} (the first: {example!r})"
+                )
     return failures
 
 
@@ -85,10 +90,17 @@ def release_counts(con: duckdb.DuckDBPyConnection, part: ReleasePart) -> pl.Data
     """Rows per table and language of the release's part of the database."""
     rows = []
     for table, sql in RELEASE_COUNTS_SQL.items():
-        params = {name: value for name, value in (("question", part.last_question_id), ("answer", part.last_answer_id))
-                  if f"${name}" in sql}
-        rows += [{"table": table, "language": language, "rows": n} for language, n in con.execute(sql, params).fetchall()]
-    return pl.DataFrame(rows, schema={"table": pl.String, "language": pl.String, "rows": pl.Int64}).sort("table", "language")
+        params = {
+            name: value
+            for name, value in (("question", part.last_question_id), ("answer", part.last_answer_id))
+            if f"${name}" in sql
+        }
+        rows += [
+            {"table": table, "language": language, "rows": n} for language, n in con.execute(sql, params).fetchall()
+        ]
+    return pl.DataFrame(rows, schema={"table": pl.String, "language": pl.String, "rows": pl.Int64}).sort(
+        "table", "language"
+    )
 
 
 def read_expected_counts(path: Path) -> pl.DataFrame:
@@ -99,15 +111,20 @@ def read_expected_counts(path: Path) -> pl.DataFrame:
         if n is not None:
             rows.append({**row, "rows": n})
     problems.raise_if_any()
-    return pl.DataFrame(rows, schema={"table": pl.String, "language": pl.String, "rows": pl.Int64}).sort("table", "language")
+    return pl.DataFrame(rows, schema={"table": pl.String, "language": pl.String, "rows": pl.Int64}).sort(
+        "table", "language"
+    )
 
 
 def count_failures(con: duckdb.DuckDBPyConnection, part: ReleasePart, expected_path: Path) -> list[str]:
     expected = read_expected_counts(expected_path)
     found = release_counts(con, part)
     compared = expected.join(found, on=["table", "language"], how="full", coalesce=True, suffix="_built")
-    return [f"{row['table']} in {row['language']}: {row['rows_built'] or 0:,} rows, {expected_path.name} expects "
-            f"{row['rows'] or 0:,}" for row in compared.filter(pl.col("rows").ne_missing(pl.col("rows_built"))).iter_rows(named=True)]
+    return [
+        f"{row['table']} in {row['language']}: {row['rows_built'] or 0:,} rows, {expected_path.name} expects "
+        f"{row['rows'] or 0:,}"
+        for row in compared.filter(pl.col("rows").ne_missing(pl.col("rows_built"))).iter_rows(named=True)
+    ]
 
 
 def failures(con: duckdb.DuckDBPyConnection, part: ReleasePart, expected_counts: Path | None) -> list[str]:

@@ -40,10 +40,15 @@ class ImportSummary:
         return bool(self.added or self.changed)
 
     def __str__(self) -> str:
-        kept = (f"; kept as {self.kept}, which `make db` replays" if self.kept
-                else "; it changes nothing, so it is not kept")
-        return (f"{self.file}: {self.added:,} {WHAT[self.kind]} added, {self.changed:,} changed, "
-                f"{self.unchanged:,} already there{self.detail}{kept}")
+        kept = (
+            f"; kept as {self.kept}, which `make db` replays"
+            if self.kept
+            else "; it changes nothing, so it is not kept"
+        )
+        return (
+            f"{self.file}: {self.added:,} {WHAT[self.kind]} added, {self.changed:,} changed, "
+            f"{self.unchanged:,} already there{self.detail}{kept}"
+        )
 
 
 @dataclass
@@ -57,9 +62,12 @@ class Applied:
 
 # ------------------------------------------------------------------------------------------ reading
 
+
 def _question_ids(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], int]:
-    return {(name, language): qid for qid, name, language in
-            con.execute("SELECT question_id, name, language FROM questions").fetchall()}
+    return {
+        (name, language): qid
+        for qid, name, language in con.execute("SELECT question_id, name, language FROM questions").fetchall()
+    }
 
 
 def _column(con: duckdb.DuckDBPyConnection, sql: str) -> set[str]:
@@ -72,19 +80,29 @@ def _answers_by_name(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 
 def _holdings(con: duckdb.DuckDBPyConnection, languages: set[str]) -> imports.Holdings:
     return imports.Holdings(
-        questions=_question_ids(con), languages=languages,
+        questions=_question_ids(con),
+        languages=languages,
         models=dict(con.execute("SELECT model, display_name FROM models").fetchall()),
-        answers={name: (qid, model) for name, qid, model in
-                 con.execute("SELECT name, question_id, model FROM answers").fetchall()})
+        answers={
+            name: (qid, model)
+            for name, qid, model in con.execute("SELECT name, question_id, model FROM answers").fetchall()
+        },
+    )
 
 
-def read(kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Problems,
-         verification: Path | None = None) -> pl.DataFrame:
+def read(
+    kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Problems, verification: Path | None = None
+) -> pl.DataFrame:
     """The validated rows of an import file of `kind`, checked against what `con` holds."""
     for file in (path, verification):
         if file is not None and (records.text_problem(file.name) or imports.has_control(file.name)):
-            problems.add(file, None, None, "the file's name is not plain text (it holds a control character or a "
-                                           "byte that is not UTF-8): rename the file, so that it can be kept and listed")
+            problems.add(
+                file,
+                None,
+                None,
+                "the file's name is not plain text (it holds a control character or a "
+                "byte that is not UTF-8): rename the file, so that it can be kept and listed",
+            )
     problems.raise_if_any()
     languages = _column(con, "SELECT language FROM languages")
     if kind == "answers":
@@ -93,13 +111,18 @@ def read(kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Proble
         return imports.read_question_file(path, languages, _column(con, "SELECT category FROM categories"), problems)
     if verification is not None:
         return imports.read_veriscore(path, verification, _answers_by_name(con), problems)
-    by_key = {(name, language, model): aid for aid, name, language, model in con.execute(
-        "SELECT a.answer_id, q.name, q.language, a.model FROM answers a JOIN questions q USING (question_id) "
-        "WHERE NOT a.is_human").fetchall()}
+    by_key = {
+        (name, language, model): aid
+        for aid, name, language, model in con.execute(
+            "SELECT a.answer_id, q.name, q.language, a.model FROM answers a JOIN questions q USING (question_id) "
+            "WHERE NOT a.is_human"
+        ).fetchall()
+    }
     return imports.read_metric_file(path, _answers_by_name(con), by_key, problems)
 
 
 # ------------------------------------------------------------------------------------------ applying
+
 
 def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
     """Add a model's answers; an answer already there with another text is replaced."""
@@ -137,7 +160,9 @@ def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
     con.execute("DROP TABLE matched")
     con.unregister("incoming")
     models = sorted(incoming["model"].unique())
-    summary.detail = f"; models: {', '.join(models[:5])}" + (f" and {len(models) - 5:,} more" if len(models) > 5 else "")
+    summary.detail = f"; models: {', '.join(models[:5])}" + (
+        f" and {len(models) - 5:,} more" if len(models) > 5 else ""
+    )
     return Applied(summary, sorted(r[0] for r in changed + added), [])
 
 
@@ -155,7 +180,8 @@ def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
     """).fetchall()[0]
     summary.added, summary.changed = counts
     summary.unchanged = incoming.height - summary.added - summary.changed
-    con.execute("""
+    con.execute(
+        """
         INSERT INTO answer_metrics
         SELECT answer_id, n_claims, n_supported, relevant, ? FROM incoming
         ON CONFLICT (answer_id) DO UPDATE SET
@@ -165,7 +191,9 @@ def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
             relevant = coalesce(excluded.relevant, answer_metrics.relevant),
             source = CASE WHEN excluded.n_claims IS NULL AND excluded.relevant IS NULL THEN answer_metrics.source
                           ELSE excluded.source END
-    """, [path.name])
+    """,
+        [path.name],
+    )
     con.unregister("incoming")
     return Applied(summary, [], [])
 
@@ -230,21 +258,38 @@ def _check_kept(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
     kept = {(k.position, k.sha256) for k in imports.read_manifest(folder, problems)}
     applied = set(con.execute("SELECT position, sha256 FROM applied_imports").fetchall())
     if applied - kept:
-        problems.add(folder / imports.MANIFEST, None, None,
-                     f"does not keep the imports {', '.join(str(p) for p, _ in sorted(applied - kept))} that the "
-                     f"database holds: copy a database with its imports folder (`pipeline.imports.copy_database`)")
+        problems.add(
+            folder / imports.MANIFEST,
+            None,
+            None,
+            f"does not keep the imports {', '.join(str(p) for p, _ in sorted(applied - kept))} that the "
+            f"database holds: copy a database with its imports folder (`pipeline.imports.copy_database`)",
+        )
     problems.raise_if_any()
 
 
 def _record(con: duckdb.DuckDBPyConnection, entry: KeptImport, summary: ImportSummary) -> None:
-    con.execute("INSERT INTO applied_imports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [entry.position, entry.kind, entry.file, entry.sha256, entry.verification,
-                 summary.added, summary.changed, summary.unchanged])
+    con.execute(
+        "INSERT INTO applied_imports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            entry.position,
+            entry.kind,
+            entry.file,
+            entry.sha256,
+            entry.verification,
+            summary.added,
+            summary.changed,
+            summary.unchanged,
+        ],
+    )
 
 
 # ------------------------------------------------------------------------------------------ entry points
 
-def import_file(kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None) -> ImportSummary:
+
+def import_file(
+    kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None
+) -> ImportSummary:
     """Validate the file, apply it to the database with the verdicts of what it adds or changes, and keep
     it beside the database when it changed anything (`make import-answers|metrics|questions`)."""
     if kind not in KINDS:

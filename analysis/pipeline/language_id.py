@@ -22,10 +22,24 @@ import pycld2
 from ..core import files, paths
 
 # The languages the authors' detect_lang.py sends to polyglot (CLD2); all others go to langid.
-CLD2_LANGUAGES = frozenset({
-    "Afar", "Arabic", "Balochi", "Faroese", "Fijian", "Hindi", "Hiligaynon", "Kirundi", "Pashto",
-    "Russian", "Samoan", "Tongan", "Tswana", "Wolof",
-})
+CLD2_LANGUAGES = frozenset(
+    {
+        "Afar",
+        "Arabic",
+        "Balochi",
+        "Faroese",
+        "Fijian",
+        "Hindi",
+        "Hiligaynon",
+        "Kirundi",
+        "Pashto",
+        "Russian",
+        "Samoan",
+        "Tongan",
+        "Tswana",
+        "Wolof",
+    }
+)
 
 # Engines for the langid step: `langid-batch` (default) is langid's model run by `LangidBatch`;
 # `langid` is the package itself, one text at a time; `py3langid` is the faster fork with its own model.
@@ -67,8 +81,13 @@ def cld2_as_polyglot(text: str) -> tuple[str | None, dict]:
             engine = "cld2-best-effort"
     except pycld2.error as exc:
         return None, {"cld2_error": str(exc)}
-    raw = {"cld2": {"best_effort": engine == "cld2-best-effort", "reliable": reliable,
-                    "choices": [[name, code, percent, score] for name, code, percent, score in choices]}}
+    raw = {
+        "cld2": {
+            "best_effort": engine == "cld2-best-effort",
+            "reliable": reliable,
+            "choices": [[name, code, percent, score] for name, code, percent, score in choices],
+        }
+    }
     return (engine if reliable else None), raw
 
 
@@ -87,8 +106,9 @@ class LangidBatch:
         since decompressing and unpickling the model takes seconds."""
         import langid.langid as langid_module
 
-        model_sha = hashlib.sha256(langid_module.model if isinstance(langid_module.model, bytes)
-                                   else langid_module.model.encode()).hexdigest()
+        model_sha = hashlib.sha256(
+            langid_module.model if isinstance(langid_module.model, bytes) else langid_module.model.encode()
+        ).hexdigest()
         cache = None if cache_dir is None else Path(cache_dir) / f"langid-model-{model_sha[:16]}.npz"
         if cache is not None and cache.is_file():
             with np.load(cache) as arrays:
@@ -108,8 +128,13 @@ class LangidBatch:
             self.prior = np.asarray(identifier.nb_pc, dtype=np.float64)
             if cache is not None:
                 with files.atomic_write(cache) as tmp:
-                    np.savez(tmp, classes=np.array(self.classes), next_state=self.next_state,
-                             state_weights=self.state_weights, prior=self.prior)
+                    np.savez(
+                        tmp,
+                        classes=np.array(self.classes),
+                        next_state=self.next_state,
+                        state_weights=self.state_weights,
+                        prior=self.prior,
+                    )
         self.n_states = len(self.next_state) >> 8
 
     # Texts walked at once: the (text x state) count matrix of a walk takes WIDTH x 8 bytes per state
@@ -124,7 +149,7 @@ class LangidBatch:
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
         result: list[tuple[str, float]] = [("", 0.0)] * len(encoded)
         for start in range(0, len(order), self.WIDTH):
-            part = order[start:start + self.WIDTH]
+            part = order[start : start + self.WIDTH]
             for index, verdict in zip(part, self._classify_longest_first([encoded[i] for i in part])):
                 result[index] = verdict
         return result
@@ -153,8 +178,8 @@ class LangidBatch:
         entered = np.flatnonzero(counts)
         row_starts = np.searchsorted(entered, np.arange(width + 1) * self.n_states)
         state_counts = sparse.csr_matrix(
-            (counts[entered].astype(np.float64), entered % self.n_states, row_starts),
-            shape=(width, self.n_states))
+            (counts[entered].astype(np.float64), entered % self.n_states, row_starts), shape=(width, self.n_states)
+        )
         scores = state_counts @ self.state_weights + self.prior
         best = scores.argmax(axis=1)
         return [(self.classes[b], float(scores[row, b])) for row, b in enumerate(best)]

@@ -59,12 +59,14 @@ CHUNK_TEXTS = 2_000
 
 # One odd random multiplier per order and position: an n-gram's bucket is the top HASH_BITS bits of
 # sum(codepoint_k * M[n, k]) mod 2**64, so n-grams of different orders hash independently.
-_MULTIPLIERS = (np.random.default_rng(SEED).integers(0, 2**62, size=(max(NGRAM_ORDERS) + 1, max(NGRAM_ORDERS)),
-                                                     dtype=np.uint64) * np.uint64(2) + np.uint64(1))
+_MULTIPLIERS = np.random.default_rng(SEED).integers(
+    0, 2**62, size=(max(NGRAM_ORDERS) + 1, max(NGRAM_ORDERS)), dtype=np.uint64
+) * np.uint64(2) + np.uint64(1)
 _NOT_LETTER = regex.compile(r"[^\p{L}\p{M}]+")
 
 
 # ---------------------------------------------------------------- training text
+
 
 def release_texts(source: Path | str = paths.RAW_CALMQA) -> pl.DataFrame:
     """The release's human-written text with its language: every question (an agnostic question once per
@@ -82,17 +84,28 @@ def release_texts(source: Path | str = paths.RAW_CALMQA) -> pl.DataFrame:
     iso = dict(zip(languages["language"], languages["iso_code"]))
     parts = []
     for questions, answers in ingest.read_datasets(source, languages, problems, progress=False):
-        parts.append(questions.select("language", pl.lit("question").alias("kind"), pl.col("name").alias("question"), "text"))
-        parts.append(answers.filter(pl.col("is_human")).select(
-            pl.col("question_language").alias("language"), pl.lit("reference answer").alias("kind"),
-            pl.col("question_name").alias("question"), "text"))
+        parts.append(
+            questions.select("language", pl.lit("question").alias("kind"), pl.col("name").alias("question"), "text")
+        )
+        parts.append(
+            answers.filter(pl.col("is_human")).select(
+                pl.col("question_language").alias("language"),
+                pl.lit("reference answer").alias("kind"),
+                pl.col("question_name").alias("question"),
+                "text",
+            )
+        )
     problems.raise_if_any()
-    texts = (pl.concat(parts)
-             .filter(pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
-             .with_columns(iso_code=pl.col("language").replace_strict(iso, return_dtype=pl.String))
-             .with_row_index("text_id"))
+    texts = (
+        pl.concat(parts)
+        .filter(pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != ""))
+        .with_columns(iso_code=pl.col("language").replace_strict(iso, return_dtype=pl.String))
+        .with_row_index("text_id")
+    )
     groups = pl.Series(_groups(texts["question"].to_list(), texts["text"].to_list()), dtype=pl.String)
-    return texts.with_columns(group=groups).select("text_id", "language", "iso_code", "kind", "question", "group", "text")
+    return texts.with_columns(group=groups).select(
+        "text_id", "language", "iso_code", "kind", "question", "group", "text"
+    )
 
 
 def _groups(questions: list[str], texts: list[str]) -> list[str]:
@@ -117,6 +130,7 @@ def _groups(questions: list[str], texts: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------- character n-grams
 
+
 def encode(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The texts as one array of code points and the length of each: lower-cased, every run of
     characters that are not letters or combining marks made one space, and a space on either side, so
@@ -139,13 +153,18 @@ def ngram_counts(texts: list[str], encoded: tuple[np.ndarray, np.ndarray] | None
             continue
         hashes = np.zeros(n_windows, dtype=np.uint64)
         for k in range(n):
-            hashes += codepoints[k:k + n_windows] * _MULTIPLIERS[n, k]
+            hashes += codepoints[k : k + n_windows] * _MULTIPLIERS[n, k]
         inside = room[:n_windows] >= n
         # The windows come text by text, so the matrix is built without sorting them.
         row_starts = np.concatenate(([0], np.cumsum(np.bincount(text_of[:n_windows][inside], minlength=len(lengths)))))
-        order = sparse.csr_matrix((np.ones(int(inside.sum()), dtype=np.float32),
-                                   (hashes[inside] >> np.uint64(64 - HASH_BITS)).astype(np.int32), row_starts),
-                                  shape=(len(lengths), 2**HASH_BITS))
+        order = sparse.csr_matrix(
+            (
+                np.ones(int(inside.sum()), dtype=np.float32),
+                (hashes[inside] >> np.uint64(64 - HASH_BITS)).astype(np.int32),
+                row_starts,
+            ),
+            shape=(len(lengths), 2**HASH_BITS),
+        )
         order.sum_duplicates()
         counts = counts + order
     return counts
@@ -158,10 +177,13 @@ def known_letters(encoded: tuple[np.ndarray, np.ndarray], letters: np.ndarray) -
     is_letter = codepoints != ord(" ")
     known = np.isin(codepoints, letters) & is_letter
     n_letters = np.bincount(text_of, weights=is_letter, minlength=len(lengths))
-    return np.where(n_letters > 0, np.bincount(text_of, weights=known, minlength=len(lengths)) / np.maximum(n_letters, 1), 1.0)
+    return np.where(
+        n_letters > 0, np.bincount(text_of, weights=known, minlength=len(lengths)) / np.maximum(n_letters, 1), 1.0
+    )
 
 
 # ---------------------------------------------------------------- the engine
+
 
 def pipeline_codes() -> list[str]:
     """Every language code the paper's pipeline can answer with: CLD2's and langid's, normalised."""
@@ -169,7 +191,9 @@ def pipeline_codes() -> list[str]:
 
     from .language_id import LangidBatch, normalise_code
 
-    return sorted({normalise_code(code) for _, code in pycld2.LANGUAGES} | {normalise_code(c) for c in LangidBatch().classes})
+    return sorted(
+        {normalise_code(code) for _, code in pycld2.LANGUAGES} | {normalise_code(c) for c in LangidBatch().classes}
+    )
 
 
 @dataclass
@@ -197,20 +221,26 @@ class Engine:
         """The verdict for each text, given the language it should be in and the paper pipeline's verdict
         (None for a provider error, which gets no verdict). Columns: detected_language, engine, ngram_margin."""
         detected, engine, margin = self.verdicts(texts, languages, pipeline)
-        return pl.DataFrame({"detected_language": detected, "engine": engine, "ngram_margin": margin},
-                            schema={"detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64})
+        return pl.DataFrame(
+            {"detected_language": detected, "engine": engine, "ngram_margin": margin},
+            schema={"detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64},
+        )
 
-    def verdicts(self, texts: list[str], languages: list[str], pipeline: list[str | None]
-                 ) -> tuple[list[str | None], list[str | None], list[float | None]]:
+    def verdicts(
+        self, texts: list[str], languages: list[str], pipeline: list[str | None]
+    ) -> tuple[list[str | None], list[str | None], list[float | None]]:
         """`decide`'s three columns as lists, without polars: the build runs this in forked worker
         processes, where polars (whose thread pool does not survive a fork) must not run."""
         detected, engine = list(pipeline), [ENGINE_PAPER if p is not None else None for p in pipeline]
         margin: list[float | None] = [None] * len(texts)
         for target in self.targets:
-            chosen = [i for i, (language, verdict) in enumerate(zip(languages, pipeline))
-                      if language == target and verdict is not None]
+            chosen = [
+                i
+                for i, (language, verdict) in enumerate(zip(languages, pipeline))
+                if language == target and verdict is not None
+            ]
             for start in range(0, len(chosen), CHUNK_TEXTS):
-                part = chosen[start:start + CHUNK_TEXTS]
+                part = chosen[start : start + CHUNK_TEXTS]
                 verdicts = self._judge(target, [texts[i] for i in part], [pipeline[i] for i in part])
                 for i, (language, text_margin) in zip(part, verdicts):
                     detected[i], engine[i], margin[i] = language, ENGINE_NGRAM, text_margin
@@ -244,11 +274,21 @@ class Engine:
         """Write the engine atomically: its counts and a JSON header with its settings."""
         path = Path(path)
         counts = self.counts.tocoo()
-        header = {"languages": self.languages, "targets": self.targets, "letters": self.letters, "settings": _settings(),
-                  "provenance": self.provenance}
+        header = {
+            "languages": self.languages,
+            "targets": self.targets,
+            "letters": self.letters,
+            "settings": _settings(),
+            "provenance": self.provenance,
+        }
         with files.atomic_write(path) as tmp:
-            np.savez_compressed(tmp, header=np.array(json.dumps(header, sort_keys=True)), buckets=counts.row.astype(np.int32),
-                                columns=counts.col.astype(np.int32), counts=counts.data.astype(np.float32))
+            np.savez_compressed(
+                tmp,
+                header=np.array(json.dumps(header, sort_keys=True)),
+                buckets=counts.row.astype(np.int32),
+                columns=counts.col.astype(np.int32),
+                counts=counts.data.astype(np.float32),
+            )
         return path
 
     @classmethod
@@ -259,16 +299,25 @@ class Engine:
         with np.load(path, allow_pickle=False) as stored:
             header = json.loads(str(stored["header"]))
             if header["settings"] != _settings():
-                raise FileNotFoundError(f"{path} was trained with other settings than analysis/pipeline/language_id_all.py's "
-                                        f"({header['settings']}): train it again with `make language-id`")
-            counts = sparse.csc_matrix((stored["counts"], (stored["buckets"], stored["columns"])),
-                                       shape=(2**HASH_BITS, len(header["languages"])))
+                raise FileNotFoundError(
+                    f"{path} was trained with other settings than analysis/pipeline/language_id_all.py's "
+                    f"({header['settings']}): train it again with `make language-id`"
+                )
+            counts = sparse.csc_matrix(
+                (stored["counts"], (stored["buckets"], stored["columns"])),
+                shape=(2**HASH_BITS, len(header["languages"])),
+            )
         return cls(header["languages"], counts, header["targets"], header["letters"], header["provenance"])
 
 
 def _settings() -> dict:
-    return {"ngram_orders": list(NGRAM_ORDERS), "hash_bits": HASH_BITS, "smoothing": SMOOTHING,
-            "training_chars": TRAINING_CHARS, "seed": SEED}
+    return {
+        "ngram_orders": list(NGRAM_ORDERS),
+        "hash_bits": HASH_BITS,
+        "smoothing": SMOOTHING,
+        "training_chars": TRAINING_CHARS,
+        "seed": SEED,
+    }
 
 
 def pipeline_verdicts(texts: list[str], languages: list[str]) -> list[str]:
@@ -285,30 +334,47 @@ def training_sample(texts: pl.DataFrame, chars: int = TRAINING_CHARS, seed: int 
     for language in sorted(texts["language"].unique().to_list()):
         own = texts.filter(pl.col("language") == language)
         own = own[rng.permutation(own.height)].with_columns(
-            before=pl.col("text").str.len_chars().cast(pl.Int64).cum_sum() - pl.col("text").str.len_chars())
-        parts.append(own.filter(pl.col("before") < chars)
-                     .with_columns(pl.col("text").str.slice(0, pl.lit(chars) - pl.col("before"))).drop("before"))
+            before=pl.col("text").str.len_chars().cast(pl.Int64).cum_sum() - pl.col("text").str.len_chars()
+        )
+        parts.append(
+            own.filter(pl.col("before") < chars)
+            .with_columns(pl.col("text").str.slice(0, pl.lit(chars) - pl.col("before")))
+            .drop("before")
+        )
     return pl.concat(parts) if parts else texts
 
 
 def train(release: pl.DataFrame, declarations: pl.DataFrame) -> Engine:
     """Train the engine on `release` (rows of `release_texts`) and `declarations` (rows of
     `udhr.paragraphs`): a model of every language they hold, each from `TRAINING_CHARS` characters."""
-    targets = dict(release.filter(pl.col("language").is_in(sorted(TARGETS)))
-                   .select("language", "iso_code").unique().sort("language").iter_rows())
-    texts = training_sample(pl.concat([release.select(pl.col("iso_code").alias("language"), "text"),
-                                       declarations.select("language", "text")]))
+    targets = dict(
+        release.filter(pl.col("language").is_in(sorted(TARGETS)))
+        .select("language", "iso_code")
+        .unique()
+        .sort("language")
+        .iter_rows()
+    )
+    texts = training_sample(
+        pl.concat(
+            [release.select(pl.col("iso_code").alias("language"), "text"), declarations.select("language", "text")]
+        )
+    )
     languages = sorted(texts["language"].unique().to_list())
     column = texts["language"].replace_strict({c: i for i, c in enumerate(languages)}, return_dtype=pl.Int64).to_numpy()
-    member = sparse.csr_matrix((np.ones(texts.height, dtype=np.float32), (column, np.arange(texts.height))),
-                               shape=(len(languages), texts.height))
+    member = sparse.csr_matrix(
+        (np.ones(texts.height, dtype=np.float32), (column, np.arange(texts.height))),
+        shape=(len(languages), texts.height),
+    )
     counts = (member @ ngram_counts(texts["text"].to_list())).T.tocsc()
     letters = {}
     for target, code in targets.items():
         codepoints, _ = encode(texts.filter(pl.col("language") == code)["text"].to_list())
         letters[target] = "".join(sorted(set(chr(c) for c in np.unique(codepoints)) - {" "}))
-    provenance = {"n_release_texts": release.height, "n_udhr_paragraphs": declarations.height,
-                  "declarations": sorted(declarations["declaration"].unique().to_list())}
+    provenance = {
+        "n_release_texts": release.height,
+        "n_udhr_paragraphs": declarations.height,
+        "declarations": sorted(declarations["declaration"].unique().to_list()),
+    }
     return Engine(languages, counts, targets, letters, provenance)
 
 
@@ -319,8 +385,11 @@ def training_declarations(release: pl.DataFrame, udhr_folder: Path | str = paths
     return udhr.paragraphs(sorted(codes), udhr_folder)
 
 
-def train_from_release(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | str = paths.UDHR,
-                       out: Path | str = paths.LANGUAGE_ID_MODEL) -> dict:
+def train_from_release(
+    source: Path | str = paths.RAW_CALMQA,
+    udhr_folder: Path | str = paths.UDHR,
+    out: Path | str = paths.LANGUAGE_ID_MODEL,
+) -> dict:
     """`make language-id`: train the engine on the whole release and the UDHR, and write it to `out`."""
     started = time.monotonic()
     release = release_texts(source)

@@ -41,16 +41,45 @@ FOLDS = 5
 SEED = 19
 # franc writes ISO 639-3; these are the codes of the 23 languages and their neighbours as the rest write them.
 FRANC_CODES = {
-    "aar": "aa", "arb": "ar", "cmn": "zh", "eng": "en", "fao": "fo", "fij": "fj", "deu": "de", "heb": "he",
-    "hil": "hil", "hin": "hi", "hun": "hu", "jpn": "ja", "run": "rn", "kor": "ko", "pap": "pap", "pbu": "ps",
-    "rus": "ru", "smo": "sm", "spa": "es", "ton": "to", "tsn": "tn", "wol": "wo", "urd": "ur", "pes": "fa",
-    "prs": "fa", "ceb": "ceb", "tgl": "tl", "war": "war", "kin": "rw", "por": "pt", "swh": "sw", "fra": "fr",
+    "aar": "aa",
+    "arb": "ar",
+    "cmn": "zh",
+    "eng": "en",
+    "fao": "fo",
+    "fij": "fj",
+    "deu": "de",
+    "heb": "he",
+    "hil": "hil",
+    "hin": "hi",
+    "hun": "hu",
+    "jpn": "ja",
+    "run": "rn",
+    "kor": "ko",
+    "pap": "pap",
+    "pbu": "ps",
+    "rus": "ru",
+    "smo": "sm",
+    "spa": "es",
+    "ton": "to",
+    "tsn": "tn",
+    "wol": "wo",
+    "urd": "ur",
+    "pes": "fa",
+    "prs": "fa",
+    "ceb": "ceb",
+    "tgl": "tl",
+    "war": "war",
+    "kin": "rw",
+    "por": "pt",
+    "swh": "sw",
+    "fra": "fr",
 }
 # The UDHR languages whose paragraphs every engine is asked about: every named neighbour, and English.
 NEIGHBOUR_LANGUAGES = tuple(sorted({c for codes in NEIGHBOURS.values() for c in codes} | {"en"}))
 
 
 # ---------------------------------------------------------------- texts and folds
+
 
 def _fold_of(keys: pl.Series, seed: int = SEED, folds: int = FOLDS) -> dict:
     """Each distinct key's fold: the keys in a seeded random order, dealt out in turn."""
@@ -70,24 +99,41 @@ def evaluation_texts(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | 
     declarations = lid.training_declarations(release, udhr_folder)
     group_folds = _fold_of(release["group"])
     article_folds = _fold_of(declarations["article"].cast(pl.String), seed=SEED + 1)
-    return pl.concat([
-        release.select(pl.format("release:{}", "text_id").alias("text_key"), pl.lit("release").alias("origin"),
-                       pl.col("iso_code").alias("language"), pl.col("language").alias("language_name"), "kind",
-                       "group", pl.col("group").replace_strict(group_folds, return_dtype=pl.Int64).alias("fold"), "text"),
-        declarations.select(pl.format("udhr:{}:{}", "declaration", "paragraph").alias("text_key"),
-                            pl.lit("udhr").alias("origin"), "language", pl.lit(None, pl.String).alias("language_name"),
-                            pl.col("declaration").alias("kind"), pl.col("article").cast(pl.String).alias("group"),
-                            pl.col("article").cast(pl.String).replace_strict(article_folds, return_dtype=pl.Int64).alias("fold"),
-                            "text"),
-    ])
+    return pl.concat(
+        [
+            release.select(
+                pl.format("release:{}", "text_id").alias("text_key"),
+                pl.lit("release").alias("origin"),
+                pl.col("iso_code").alias("language"),
+                pl.col("language").alias("language_name"),
+                "kind",
+                "group",
+                pl.col("group").replace_strict(group_folds, return_dtype=pl.Int64).alias("fold"),
+                "text",
+            ),
+            declarations.select(
+                pl.format("udhr:{}:{}", "declaration", "paragraph").alias("text_key"),
+                pl.lit("udhr").alias("origin"),
+                "language",
+                pl.lit(None, pl.String).alias("language_name"),
+                pl.col("declaration").alias("kind"),
+                pl.col("article").cast(pl.String).alias("group"),
+                pl.col("article").cast(pl.String).replace_strict(article_folds, return_dtype=pl.Int64).alias("fold"),
+                "text",
+            ),
+        ]
+    )
 
 
 def queries(texts: pl.DataFrame) -> pl.DataFrame:
     """(text_key, expected) pairs to judge: every release text in its own language; every other release
     text, and every UDHR paragraph, in each of the four languages the paper leaves out."""
     own = texts.filter(pl.col("origin") == "release").select("text_key", pl.col("language_name").alias("expected"))
-    asked = (texts.select("text_key", "language_name").join(pl.DataFrame({"expected": sorted(lid.TARGETS)}), how="cross")
-             .filter(pl.col("language_name").ne_missing(pl.col("expected"))))
+    asked = (
+        texts.select("text_key", "language_name")
+        .join(pl.DataFrame({"expected": sorted(lid.TARGETS)}), how="cross")
+        .filter(pl.col("language_name").ne_missing(pl.col("expected")))
+    )
     return pl.concat([own, asked.select("text_key", "expected")])
 
 
@@ -100,15 +146,20 @@ def _shown_to_every_engine(texts: pl.DataFrame) -> pl.Expr:
 
 # ---------------------------------------------------------------- engines
 
+
 def _paper(judged: pl.DataFrame) -> pl.Series:
     """The paper pipeline's verdict on each query. It depends on the expected language only through
     its route (CLD2 first, or langid alone), so each text is judged once per route."""
     routes = judged.select("text_key", "expected", "text", route=pl.col("expected").is_in(sorted(CLD2_LANGUAGES)))
     distinct = routes.unique(["text_key", "route"], keep="first", maintain_order=True)
-    distinct = distinct.with_columns(paper=pl.Series(
-        lid.pipeline_verdicts(distinct["text"].to_list(), distinct["expected"].to_list()), dtype=pl.String))
-    return routes.join(distinct.select("text_key", "route", "paper"), on=["text_key", "route"], how="left",
-                       maintain_order="left")["paper"]
+    distinct = distinct.with_columns(
+        paper=pl.Series(
+            lid.pipeline_verdicts(distinct["text"].to_list(), distinct["expected"].to_list()), dtype=pl.String
+        )
+    )
+    return routes.join(
+        distinct.select("text_key", "route", "paper"), on=["text_key", "route"], how="left", maintain_order="left"
+    )["paper"]
 
 
 def _py3langid(texts: list[str]) -> list[str]:
@@ -127,8 +178,10 @@ def _lingua(texts: list[str]) -> list[str]:
     from lingua import LanguageDetectorBuilder
 
     detector = LanguageDetectorBuilder.from_all_languages().build()
-    return [language.iso_code_639_1.name.lower() if language is not None else "und"
-            for language in detector.detect_languages_in_parallel_of(texts)]
+    return [
+        language.iso_code_639_1.name.lower() if language is not None else "und"
+        for language in detector.detect_languages_in_parallel_of(texts)
+    ]
 
 
 def _fasttext(texts: list[str]) -> list[str]:
@@ -146,7 +199,9 @@ def _new_engine(texts: pl.DataFrame, judged: pl.DataFrame) -> pl.DataFrame:
     """The new engine's verdicts on `judged` (queries with text, fold and the paper's verdict), each
     fold judged by the engine trained without it."""
     release = texts.filter(pl.col("origin") == "release").rename({"language": "iso_code", "language_name": "language"})
-    declarations = texts.filter(pl.col("origin") == "udhr").select("language", pl.col("kind").alias("declaration"), "fold", "text")
+    declarations = texts.filter(pl.col("origin") == "udhr").select(
+        "language", pl.col("kind").alias("declaration"), "fold", "text"
+    )
     parts = []
     for fold in range(FOLDS):
         engine = lid.train(release.filter(pl.col("fold") != fold), declarations.filter(pl.col("fold") != fold))
@@ -156,8 +211,12 @@ def _new_engine(texts: pl.DataFrame, judged: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def evaluate(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | str = paths.UDHR,
-             out_dir: Path | str = paths.LANGUAGE_ID_EVALUATION, engines: tuple[str, ...] = tuple(ENGINES)) -> dict:
+def evaluate(
+    source: Path | str = paths.RAW_CALMQA,
+    udhr_folder: Path | str = paths.UDHR,
+    out_dir: Path | str = paths.LANGUAGE_ID_EVALUATION,
+    engines: tuple[str, ...] = tuple(ENGINES),
+) -> dict:
     """Judge every query with every engine of `engines` and write `texts.parquet`, `verdicts.parquet`
     (text_key, expected, engine, detected, ngram_margin) and `meta.json` (settings and seconds per engine)."""
     unknown = set(engines) - set(ENGINES)
@@ -182,17 +241,32 @@ def evaluate(source: Path | str = paths.RAW_CALMQA, udhr_folder: Path | str = pa
                 frame = _new_engine(texts, judged).rename({"detected_language": "detected"}).drop("engine")
             else:
                 needed = texts.filter(_shown_to_every_engine(texts))
-                detected = pl.DataFrame({"text_key": needed["text_key"],
-                                         "detected": CONTEXT_FREE[engine](needed["text"].to_list())})
+                detected = pl.DataFrame(
+                    {"text_key": needed["text_key"], "detected": CONTEXT_FREE[engine](needed["text"].to_list())}
+                )
                 frame = judged.select("text_key", "expected").join(detected, on="text_key", how="inner")
             if engine != "paper":
                 seconds[engine] = round(time.monotonic() - begun, 1)
-            verdicts.append(frame.select("text_key", "expected", pl.lit(engine).alias("engine"), "detected",
-                                         (pl.col("ngram_margin") if "ngram_margin" in frame.columns
-                                          else pl.lit(None, pl.Float64)).alias("ngram_margin")))
+            verdicts.append(
+                frame.select(
+                    "text_key",
+                    "expected",
+                    pl.lit(engine).alias("engine"),
+                    "detected",
+                    (pl.col("ngram_margin") if "ngram_margin" in frame.columns else pl.lit(None, pl.Float64)).alias(
+                        "ngram_margin"
+                    ),
+                )
+            )
             bar.update()
-    meta = {"folds": FOLDS, "seed": SEED, "engines": list(engines), "udhr_version": udhr.version(udhr_folder),
-            "n_release_texts": texts.filter(pl.col("origin") == "release").height,
-            "n_udhr_paragraphs": texts.filter(pl.col("origin") == "udhr").height, "seconds": seconds}
+    meta = {
+        "folds": FOLDS,
+        "seed": SEED,
+        "engines": list(engines),
+        "udhr_version": udhr.version(udhr_folder),
+        "n_release_texts": texts.filter(pl.col("origin") == "release").height,
+        "n_udhr_paragraphs": texts.filter(pl.col("origin") == "udhr").height,
+        "seconds": seconds,
+    }
     write(texts, pl.concat(verdicts), meta, out_dir)
     return meta

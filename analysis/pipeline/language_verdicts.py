@@ -69,25 +69,39 @@ def _part_verdicts(part: tuple[str, list[int], list[str], list[str], list[str]])
 
 def _parts(model: str, answers: pl.DataFrame) -> list[tuple[str, list[int], list[str], list[str], list[str]]]:
     """`answers` (rows of `JUDGED_ANSWERS_SQL`) in parts of `CHUNK_TEXTS`, as `_part_verdicts` takes them."""
-    return [(model, part["answer_id"].to_list(), part["text"].fill_null("").to_list(), part["language"].to_list(),
-             part["pipeline"].to_list()) for part in answers.iter_slices(CHUNK_TEXTS)]
+    return [
+        (
+            model,
+            part["answer_id"].to_list(),
+            part["text"].fill_null("").to_list(),
+            part["language"].to_list(),
+            part["pipeline"].to_list(),
+        )
+        for part in answers.iter_slices(CHUNK_TEXTS)
+    ]
 
 
 def _rows(answers: pl.DataFrame, parts: Iterable[tuple[list, ...]]) -> pl.DataFrame:
     """Rows of `answer_language_all` for `answers` (rows of `JUDGED_ANSWERS_SQL`) from their parts' verdicts."""
     columns = list(zip(*parts))
     verdicts = pl.DataFrame(
-        {name: [v for part in column for v in part]
-         for name, column in zip(("answer_id", "detected_language", "engine", "ngram_margin"), columns)},
-        schema={"answer_id": pl.Int64, "detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64})
-    return (verdicts.join(answers.select("answer_id", "iso_code"), on="answer_id")
-            .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
-            .select(ANSWER_LANGUAGE_ALL.column_names())
-            .sort("answer_id"))
+        {
+            name: [v for part in column for v in part]
+            for name, column in zip(("answer_id", "detected_language", "engine", "ngram_margin"), columns)
+        },
+        schema={"answer_id": pl.Int64, "detected_language": pl.String, "engine": pl.String, "ngram_margin": pl.Float64},
+    )
+    return (
+        verdicts.join(answers.select("answer_id", "iso_code"), on="answer_id")
+        .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
+        .select(ANSWER_LANGUAGE_ALL.column_names())
+        .sort("answer_id")
+    )
 
 
-def _add_verdicts(con: duckdb.DuckDBPyConnection, model: str, workers: MapUnordered | None,
-                  answer_ids: list[int] | None = None) -> None:
+def _add_verdicts(
+    con: duckdb.DuckDBPyConnection, model: str, workers: MapUnordered | None, answer_ids: list[int] | None = None
+) -> None:
     """Add the rows of `answer_language_all` for the answers of `answer_ids` (None: every answer with a
     surface verdict): the pipeline's verdicts copied in SQL, the judged answers scored by the engine on
     `workers` (else here), a batch queued before the previous one is stored."""
@@ -108,7 +122,7 @@ def _add_verdicts(con: duckdb.DuckDBPyConnection, model: str, workers: MapUnorde
 
     with tqdm(total=len(judged), desc="n-gram language verdicts", unit="answer", disable=None) as bar:
         for start in range(0, len(judged), BATCH_ANSWERS):
-            answers = con.sql(JUDGED_ANSWERS_SQL, params={"answer_ids": judged[start:start + BATCH_ANSWERS]}).pl()
+            answers = con.sql(JUDGED_ANSWERS_SQL, params={"answer_ids": judged[start : start + BATCH_ANSWERS]}).pl()
             pending.append((answers, judge(_part_verdicts, _parts(model, answers))))
             if len(pending) > 1:
                 store_next()
@@ -116,8 +130,9 @@ def _add_verdicts(con: duckdb.DuckDBPyConnection, model: str, workers: MapUnorde
             store_next()
 
 
-def write_tables(con: duckdb.DuckDBPyConnection, model: Path | str = paths.LANGUAGE_ID_MODEL,
-                 workers: MapUnordered | None = None) -> dict[str, int]:
+def write_tables(
+    con: duckdb.DuckDBPyConnection, model: Path | str = paths.LANGUAGE_ID_MODEL, workers: MapUnordered | None = None
+) -> dict[str, int]:
     """Create and fill `answer_language_all` for every model answer (it reads `answer_surface`, so it runs
     after the surface stage), replacing the table if it is there. `workers`: the build's worker pool
     (`surface.verdict_workers()`), which scores the judged answers a part at a time."""

@@ -12,8 +12,9 @@ from ..schema import NATIVQA_TABLES
 from ..store import insert
 
 
-def write_tables(con: duckdb.DuckDBPyConnection, folder: Path | str = paths.NATIVQA,
-                 frames: dict[str, pl.DataFrame] | None = None) -> dict[str, int]:
+def write_tables(
+    con: duckdb.DuckDBPyConnection, folder: Path | str = paths.NATIVQA, frames: dict[str, pl.DataFrame] | None = None
+) -> dict[str, int]:
     """Validate the CSVs of `folder` and create and fill the `nativqa_*` tables; returns rows per table.
     `frames`: the folder as `io.nativqa.read_folder` read it already (the build validates it first).
 

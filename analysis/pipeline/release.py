@@ -74,11 +74,19 @@ def _check_identities(con: duckdb.DuckDBPyConnection, datasets: Path, problems: 
     """Refuse a question that two dataset files hold (its answers would be stored once per copy) and an
     answer name that two files give (metrics keyed by it would attach to either)."""
     for name, language, found_in in con.execute(DUPLICATE_QUESTIONS_SQL).fetchall():
-        problems.add(datasets / found_in[-1], f"question {name} ({language})", "question.name",
-                     f"is also in {', '.join(found_in[:-1])}; a question of a language is in one dataset file")
+        problems.add(
+            datasets / found_in[-1],
+            f"question {name} ({language})",
+            "question.name",
+            f"is also in {', '.join(found_in[:-1])}; a question of a language is in one dataset file",
+        )
     for name, found_in in con.execute(DUPLICATE_ANSWERS_SQL).fetchall():
-        problems.add(datasets / found_in[-1], f"answer {name}", "name",
-                     f"is also the name of an answer in {', '.join(found_in[:-1])}; an answer name names one answer")
+        problems.add(
+            datasets / found_in[-1],
+            f"answer {name}",
+            "name",
+            f"is also the name of an answer in {', '.join(found_in[:-1])}; an answer name names one answer",
+        )
     problems.raise_if_any()
 
 
@@ -104,15 +112,21 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
         if problems.items:
             continue  # nothing more is stored, but every file is still read for its problems
         file_questions, file_answers = questions.to_arrow(), answers.to_arrow()  # noqa: F841 (scanned by the SQL)
-        con.execute(("CREATE TEMP TABLE raw_questions AS " if first else "INSERT INTO raw_questions ")
-                    + FILE_QUESTIONS_SQL, {"first_id": n_questions + 1})
+        con.execute(
+            ("CREATE TEMP TABLE raw_questions AS " if first else "INSERT INTO raw_questions ") + FILE_QUESTIONS_SQL,
+            {"first_id": n_questions + 1},
+        )
         con.execute("INSERT INTO answer_files SELECT name, dataset_file FROM file_answers")
         # (a question twice in one file would also give each of its answers twice)
-        duplicate_answers = (duplicate_answers or questions["name"].is_duplicated().any()
-                             or con.execute(FILE_HAS_DUPLICATE_ANSWERS_SQL).fetchone()[0])
+        duplicate_answers = (
+            duplicate_answers
+            or questions["name"].is_duplicated().any()
+            or con.execute(FILE_HAS_DUPLICATE_ANSWERS_SQL).fetchone()[0]
+        )
         if not duplicate_answers:
-            n_answers += con.execute(FILE_ANSWERS_SQL, {"first_id": n_answers + 1,
-                                                        "first_question_id": n_questions + 1}).fetchone()[0]
+            n_answers += con.execute(
+                FILE_ANSWERS_SQL, {"first_id": n_answers + 1, "first_question_id": n_questions + 1}
+            ).fetchone()[0]
         n_questions += questions.height
         first = False
         del questions, answers, file_questions, file_answers  # not kept while the next file is read
@@ -122,20 +136,30 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
     con.execute(TABLE_BY_NAME["questions"].ddl())
     con.execute(QUESTIONS_SQL)
     for name, language, category in con.execute(
-            "SELECT name, language, category FROM questions WHERE category NOT IN (SELECT category FROM categories) "
-            "ORDER BY question_id").fetchall():
-        problems.add(source / "datasets", f"question {name} ({language})", "question.category",
-                     f"unknown category {category!r}: not in categories-metadata.csv")
+        "SELECT name, language, category FROM questions WHERE category NOT IN (SELECT category FROM categories) "
+        "ORDER BY question_id"
+    ).fetchall():
+        problems.add(
+            source / "datasets",
+            f"question {name} ({language})",
+            "question.category",
+            f"unknown category {category!r}: not in categories-metadata.csv",
+        )
     problems.raise_if_any()
     con.execute("DROP TABLE raw_questions")
     versions = con.sql(MODEL_VERSIONS_SQL).pl()
-    insert(con, TABLE_BY_NAME["models"],
-           ingest.model_table().join(versions, on="model", how="inner", maintain_order="left"))
+    insert(
+        con,
+        TABLE_BY_NAME["models"],
+        ingest.model_table().join(versions, on="model", how="inner", maintain_order="left"),
+    )
     ratings = ingest.read_ratings(
         source / "all_ratings.csv",
         con.sql("SELECT question_id, language, question_type, text FROM questions").pl(),
         con.sql("SELECT answer_id, question_id, model, is_human FROM answers WHERE NOT is_human").pl(),
-        languages, problems)
+        languages,
+        problems,
+    )
     problems.raise_if_any()
     insert(con, TABLE_BY_NAME["ratings"], ratings)
     con.execute("UPDATE questions SET human_evaluated = question_id IN (SELECT question_id FROM ratings)")

@@ -54,6 +54,7 @@ _EMOJI = regex.compile(r"\p{Extended_Pictographic}")
 
 # ---------------------------------------------------------------- tokenizer for the repetition rule
 
+
 def repetition_tokenizer() -> "quicktok.Tokenizer":
     """o200k_base, the paper's encoding, offline and verified: quicktok's implementation, whose token ids
     are tiktoken's (`pipeline.tokenizer`) and which encodes about four times as fast."""
@@ -61,6 +62,7 @@ def repetition_tokenizer() -> "quicktok.Tokenizer":
 
 
 # ---------------------------------------------------------------- repetition
+
 
 def max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM) -> int:
     """Occurrences of the most frequent run of `n` consecutive tokens (overlaps count); 0 below n tokens."""
@@ -87,7 +89,9 @@ def _checked_max_ngram_count(tokens: np.ndarray, n: int = REPETITION_NGRAM, hash
 
 # Random odd multipliers (fixed seed): a window's hash is sum(token_k * R_k) mod 2**64, so two different
 # windows collide with probability at most 2**-47 (token ids are below 2**17).
-_HASH_MULTIPLIERS = np.random.default_rng(20).integers(0, 2**63, size=REPETITION_NGRAM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+_HASH_MULTIPLIERS = np.random.default_rng(20).integers(0, 2**63, size=REPETITION_NGRAM, dtype=np.uint64) * np.uint64(
+    2
+) + np.uint64(1)
 _TEXT_BITS = 12
 # Elements handled at a time where several passes go over them: a block stays in the processor's cache.
 _CACHE_BLOCK = 1 << 14
@@ -99,10 +103,10 @@ def _window_hashes(tokens: np.ndarray, n: int) -> np.ndarray:
     term = np.empty(min(_CACHE_BLOCK, len(hashes)), dtype=np.uint64)
     for start in range(0, len(hashes), _CACHE_BLOCK):
         end = min(start + _CACHE_BLOCK, len(hashes))
-        window_hashes, window_term = hashes[start:end], term[:end - start]
+        window_hashes, window_term = hashes[start:end], term[: end - start]
         np.multiply(tokens[start:end], _HASH_MULTIPLIERS[0], out=window_hashes)
         for k in range(1, n):
-            np.multiply(tokens[start + k:end + k], _HASH_MULTIPLIERS[k], out=window_term)
+            np.multiply(tokens[start + k : end + k], _HASH_MULTIPLIERS[k], out=window_term)
             window_hashes += window_term
     return hashes
 
@@ -138,11 +142,12 @@ def max_ngram_counts(token_arrays: list[np.ndarray], n: int = REPETITION_NGRAM) 
     run_texts = (keys[run_starts] >> np.uint64(64 - _TEXT_BITS)).astype(np.int64)
     np.maximum.at(counts, run_texts, run_lengths)
     for i in np.flatnonzero(counts >= REPETITION_MIN_COUNT):
-        counts[i] = _checked_max_ngram_count(token_arrays[i], n, hashes[starts[i]:starts[i] + n_windows[i]])
+        counts[i] = _checked_max_ngram_count(token_arrays[i], n, hashes[starts[i] : starts[i] + n_windows[i]])
     return counts
 
 
 # ---------------------------------------------------------------- indicators
+
 
 def provider_error_code(text: str | None) -> str | None:
     """`empty` or the finish-reason code when the provider returned an error instead of an answer, else None."""
@@ -177,9 +182,23 @@ def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, 
     # Special-token strings in an answer are ordinary text, as for any text a model wrote.
     tokens = [np.array(_tokenizer.encode_ordinary(t), dtype=np.uint32) for t in texts]
     repeat_counts = max_ngram_counts(tokens)
-    columns: dict[str, list] = {name: [] for name in (
-        "answer_id", "empty", "provider_error_code", "language_engine", "language_raw", "detected_language",
-        "n_tokens", "repeat_count", "apology", "language_name_mention", "translation_mention", "emoji")}
+    columns: dict[str, list] = {
+        name: []
+        for name in (
+            "answer_id",
+            "empty",
+            "provider_error_code",
+            "language_engine",
+            "language_raw",
+            "detected_language",
+            "n_tokens",
+            "repeat_count",
+            "apology",
+            "language_name_mention",
+            "translation_mention",
+            "emoji",
+        )
+    }
     for i, (answer_id, text, language) in enumerate(zip(answer_ids, texts, languages)):
         verdict = verdicts.get(i)
         columns["answer_id"].append(answer_id)
@@ -219,14 +238,18 @@ def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-bat
 
 def _chunks(answers: pl.DataFrame, processes: int) -> list[tuple[list[int], list[str], list[str]]]:
     rows = answers.select("answer_id", "text", "language").with_columns(
-        pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes"))
+        pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes")
+    )
     # Longest texts first and in length order, so that chunks hold texts of similar length (langid's
     # batch walk takes as many steps as its longest text) and the slowest chunks start first.
     rows = rows.sort("n_bytes", "answer_id", descending=[True, False])
     n_chunks = max(processes * 4, -(-rows.height // 2**_TEXT_BITS))
     bounds = np.linspace(0, rows.height, n_chunks + 1).astype(int)
-    return [(rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
-            for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return [
+        (rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
+        for a, b in zip(bounds[:-1], bounds[1:])
+        if b > a
+    ]
 
 
 def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm) -> pl.DataFrame:
@@ -236,37 +259,59 @@ def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm
         collected.append(part)
         bar.update(len(part["answer_id"]))
     columns = {name: [v for part in collected for v in part[name]] for name in collected[0]} if collected else {}
-    verdicts = pl.DataFrame(columns, schema={
-        "answer_id": pl.Int64, "empty": pl.Boolean, "provider_error_code": pl.String, "language_engine": pl.String,
-        "language_raw": pl.String, "detected_language": pl.String, "n_tokens": pl.Int32, "repeat_count": pl.Int32,
-        "apology": pl.Boolean,
-        "language_name_mention": pl.Boolean, "translation_mention": pl.Boolean, "emoji": pl.Boolean})
+    verdicts = pl.DataFrame(
+        columns,
+        schema={
+            "answer_id": pl.Int64,
+            "empty": pl.Boolean,
+            "provider_error_code": pl.String,
+            "language_engine": pl.String,
+            "language_raw": pl.String,
+            "detected_language": pl.String,
+            "n_tokens": pl.Int32,
+            "repeat_count": pl.Int32,
+            "apology": pl.Boolean,
+            "language_name_mention": pl.Boolean,
+            "translation_mention": pl.Boolean,
+            "emoji": pl.Boolean,
+        },
+    )
     return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"), _tokenizer.name)
 
 
-def surface_verdicts(answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch",
-                     progress: bool = True) -> pl.DataFrame:
+def surface_verdicts(
+    answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch", progress: bool = True
+) -> pl.DataFrame:
     """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
     its ISO code), as rows of `answer_surface`, sorted by answer_id."""
     chunks = _chunks(answers, processes)
-    with verdict_workers(processes if len(chunks) > 1 else 1, langid_engine) as verdict_map, tqdm(
-            total=answers.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar:
+    with (
+        verdict_workers(processes if len(chunks) > 1 else 1, langid_engine) as verdict_map,
+        tqdm(total=answers.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar,
+    ):
         return _verdicts(answers, verdict_map(_chunk_verdicts, chunks), bar)
 
 
 def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
     """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
     match = pl.col("detected_language") == pl.col("iso_code")
-    correct = pl.when(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).then(None).otherwise(pl.col("language_match"))
-    return (verdicts
-            .with_columns(language_match=match, repetition=pl.col("repeat_count") >= REPETITION_MIN_COUNT,
-                          tokenizer=pl.lit(tokenizer), provider_error=pl.col("provider_error_code").is_not_null())
-            .with_columns(language_correct=correct)
-            # Kleene logic, as SQL: an unknown language verdict leaves surface_ok unknown unless
-            # another issue already decides it.
-            .with_columns(surface_ok=~pl.col("provider_error") & ~pl.col("repetition") & pl.col("language_correct"))
-            .select(ANSWER_SURFACE.column_names())
-            .sort("answer_id"))
+    correct = (
+        pl.when(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).then(None).otherwise(pl.col("language_match"))
+    )
+    return (
+        verdicts.with_columns(
+            language_match=match,
+            repetition=pl.col("repeat_count") >= REPETITION_MIN_COUNT,
+            tokenizer=pl.lit(tokenizer),
+            provider_error=pl.col("provider_error_code").is_not_null(),
+        )
+        .with_columns(language_correct=correct)
+        # Kleene logic, as SQL: an unknown language verdict leaves surface_ok unknown unless
+        # another issue already decides it.
+        .with_columns(surface_ok=~pl.col("provider_error") & ~pl.col("repetition") & pl.col("language_correct"))
+        .select(ANSWER_SURFACE.column_names())
+        .sort("answer_id")
+    )
 
 
 MODEL_ANSWERS_SQL = """
@@ -292,29 +337,42 @@ ORDER BY q.question_id
 """
 
 
-def question_language_ids(con: duckdb.DuckDBPyConnection, langid_engine: str = "langid-batch",
-                          question_ids: list[int] | None = None) -> pl.DataFrame:
+def question_language_ids(
+    con: duckdb.DuckDBPyConnection, langid_engine: str = "langid-batch", question_ids: list[int] | None = None
+) -> pl.DataFrame:
     """The language identification run on every question (or those of `question_ids`), as rows of
     `question_language_id`."""
     if question_ids is None:
         questions = con.sql(QUESTIONS_SQL.format(where="")).pl()
     else:
-        questions = con.sql(QUESTIONS_SQL.format(where="WHERE q.question_id IN (SELECT unnest($ids))"),
-                            params={"ids": question_ids}).pl()
-    identifier, texts, languages = Identifier(langid_engine), questions["text"].to_list(), questions["language"].to_list()
+        questions = con.sql(
+            QUESTIONS_SQL.format(where="WHERE q.question_id IN (SELECT unnest($ids))"), params={"ids": question_ids}
+        ).pl()
+    identifier, texts, languages = (
+        Identifier(langid_engine),
+        questions["text"].to_list(),
+        questions["language"].to_list(),
+    )
     # In batches: the langid step's working memory grows with the number of texts it is given at once.
-    verdicts = [v for start in range(0, len(texts), BATCH_SIZE)
-                for v in identifier.identify(texts[start:start + BATCH_SIZE], languages[start:start + BATCH_SIZE])]
-    return (questions.with_columns(
-        language_engine=pl.Series([v.engine for v in verdicts], dtype=pl.String),
-        language_raw=pl.Series([v.raw_json() for v in verdicts], dtype=pl.String),
-        detected_language=pl.Series([v.language for v in verdicts], dtype=pl.String))
+    verdicts = [
+        v
+        for start in range(0, len(texts), BATCH_SIZE)
+        for v in identifier.identify(texts[start : start + BATCH_SIZE], languages[start : start + BATCH_SIZE])
+    ]
+    return (
+        questions.with_columns(
+            language_engine=pl.Series([v.engine for v in verdicts], dtype=pl.String),
+            language_raw=pl.Series([v.raw_json() for v in verdicts], dtype=pl.String),
+            detected_language=pl.Series([v.language for v in verdicts], dtype=pl.String),
+        )
         .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
-        .select(QUESTION_LANGUAGE_ID.column_names()))
+        .select(QUESTION_LANGUAGE_ID.column_names())
+    )
 
 
-def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, workers: MapUnordered | None = None
-                 ) -> dict[str, int]:
+def write_tables(
+    con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, workers: MapUnordered | None = None
+) -> dict[str, int]:
     """Create and fill `answer_surface` and `question_language_id` from the open read-write connection,
     replacing them if they are there (every verdict is recomputed). `workers`: a `verdict_workers()`
     started earlier, else a pool of `processes` is started here."""
@@ -325,10 +383,12 @@ def write_tables(con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, wor
     # One pool for all batches, and each batch's chunks queued before the previous batch's verdicts are
     # collected and stored, so that the workers do not wait for the database between batches.
     pending: collections.deque = collections.deque()
-    with contextlib.nullcontext(workers) if workers else verdict_workers(processes) as verdict_map, tqdm(
-            total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar:
+    with (
+        contextlib.nullcontext(workers) if workers else verdict_workers(processes) as verdict_map,
+        tqdm(total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar,
+    ):
         for start in range(0, len(answer_ids), BATCH_SIZE):
-            answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start:start + BATCH_SIZE]}).pl()
+            answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()
             pending.append((answers, verdict_map(_chunk_verdicts, _chunks(answers, processes))))
             if len(pending) > 1:
                 append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))

@@ -62,13 +62,18 @@ def _copy_entry(entry: dict, copy: int, offset: int) -> dict:
     old_name = question["name"]
     question["name"] = _renamed(old_name, copy, offset)
     question["human_evaluated"] = False
-    question["translations"] = {lang: {**t, "text": perturb(t["text"], copy)}
-                                for lang, t in question["translations"].items()}
+    question["translations"] = {
+        lang: {**t, "text": perturb(t["text"], copy)} for lang, t in question["translations"].items()
+    }
     answers = []
     for answer in entry["answers"]:
-        answers.append({
-            **answer,
-            "name": question["name"] + answer["name"][len(old_name):],
-            "translations": {lang: {**t, "text": perturb(t["text"], copy)} for lang, t in answer["translations"].items()},
-        })
+        answers.append(
+            {
+                **answer,
+                "name": question["name"] + answer["name"][len(old_name) :],
+                "translations": {
+                    lang: {**t, "text": perturb(t["text"], copy)} for lang, t in answer["translations"].items()
+                },
+            }
+        )
     return {**entry, "question": question, "answers": answers}

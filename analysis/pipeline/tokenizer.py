@@ -91,9 +91,15 @@ def compare_implementations(texts: Iterable[str]) -> dict:
         n_texts, n_tokens = n_texts + 1, n_tokens + len(ids)
         if list(second.encode_ordinary(text)) != ids:
             differing.append(index)
-    return {"encoding": NAME, "reference": f"tiktoken {tiktoken.__version__} with ranks of sha256 {O200K_SHA256}",
-            "second_implementation": f"quicktok {_quicktok_version()}", "n_texts": n_texts, "n_tokens": n_tokens,
-            "n_differing": len(differing), "first_differing": differing[:20]}
+    return {
+        "encoding": NAME,
+        "reference": f"tiktoken {tiktoken.__version__} with ranks of sha256 {O200K_SHA256}",
+        "second_implementation": f"quicktok {_quicktok_version()}",
+        "n_texts": n_texts,
+        "n_tokens": n_tokens,
+        "n_differing": len(differing),
+        "first_differing": differing[:20],
+    }
 
 
 def _quicktok_version() -> str:

@@ -16,15 +16,23 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 # Any host name fails to resolve, so that nothing can leave the machine even where there is a network.
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--host-resolver-rules=MAP * ~NOTFOUND", "--no-first-run", "--no-default-browser-check",
-    "--disable-extensions", "--disable-sync", "--disable-component-update", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-sync",
+    "--disable-component-update",
+    "--mute-audio",
     "--disable-dev-shm-usage",
 ]
 
@@ -49,7 +57,7 @@ PAGE_STATE_JS = """
   }
   return {charts: Math.max(containers.length, requested), blank: blank, ready: document.readyState};
 })()
-""" % json.dumps(CHART_CONTAINERS)
+""" % json.dumps(CHART_CONTAINERS)  # noqa: UP031 - JavaScript braces would need escaping in a format string
 
 
 class BrowserError(RuntimeError):
@@ -102,12 +110,20 @@ class Chromium:
             os.dup2(high_out, 4)
 
         self._process = subprocess.Popen(
-            [executable or chromium_path(), *CHROMIUM_FLAGS, "--remote-debugging-pipe",
-             f"--user-data-dir={self._profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                executable or chromium_path(),
+                *CHROMIUM_FLAGS,
+                "--remote-debugging-pipe",
+                f"--user-data-dir={self._profile}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             # Not close_fds: it would run after preexec_fn and close 3 and 4; the parent's own
             # descriptors are close-on-exec anyway, and dup2 leaves 3 and 4 inheritable.
-            preexec_fn=child_fds, close_fds=False,
+            preexec_fn=child_fds,
+            close_fds=False,
         )
         os.close(to_browser_read)
         os.close(from_browser_write)
@@ -188,8 +204,9 @@ class Chromium:
     def click(self, session: str, x: float, y: float) -> None:
         """A left click at viewport coordinates, as a user's mouse would send it."""
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", {
-                "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}, session)
+            self.send(
+                "Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}, session
+            )
         self._drain(0.3)
 
     def screenshot(self, session: str, path: Path | str, full_page: bool = False) -> None:
@@ -203,9 +220,14 @@ class Chromium:
         data = self.send("Page.captureScreenshot", params, session)["data"]
         Path(path).write_bytes(base64.b64decode(data))
 
-    def open(self, page: Path | str, settle: float = 1.0, render_timeout: float = 30.0,
-             actions: Callable[["Chromium", str], dict] | None = None,
-             viewport: tuple[int, int] | None = None) -> PageReport:
+    def open(
+        self,
+        page: Path | str,
+        settle: float = 1.0,
+        render_timeout: float = 30.0,
+        actions: Callable[["Chromium", str], dict] | None = None,
+        viewport: tuple[int, int] | None = None,
+    ) -> PageReport:
         """Load `page` (a file) and wait until every chart container holds marks or `render_timeout` passes.
 
         `viewport` (width, height in CSS pixels) sizes the window as a reader's would be; by default
@@ -222,11 +244,17 @@ class Chromium:
         try:
             for method in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
                 self.send(method, session=session)
-            self.send("Network.emulateNetworkConditions", {
-                "offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}, session)
+            self.send(
+                "Network.emulateNetworkConditions",
+                {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+                session,
+            )
             if viewport is not None:
-                self.send("Emulation.setDeviceMetricsOverride", {
-                    "width": viewport[0], "height": viewport[1], "deviceScaleFactor": 1, "mobile": False}, session)
+                self.send(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": viewport[0], "height": viewport[1], "deviceScaleFactor": 1, "mobile": False},
+                    session,
+                )
             self.send("Page.navigate", {"url": url}, session)
             deadline = time.monotonic() + render_timeout
             state = {}
@@ -259,7 +287,8 @@ class Chromium:
             elif method == "Runtime.exceptionThrown":
                 details = params.get("exceptionDetails", {})
                 report.console_errors.append(
-                    details.get("exception", {}).get("description") or details.get("text", "exception"))
+                    details.get("exception", {}).get("description") or details.get("text", "exception")
+                )
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
                 entry = params["entry"]
                 report.console_errors.append(f"{entry.get('text')} {entry.get('url', '')}".strip())

@@ -28,20 +28,29 @@ _SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 # the name as a string (an f-string's fields stay as they are, e.g. `heatmap_{metric}`).
 # A call that writes an output, and its name: a string, or `language_id_all.output_name(name, identification)`
 # (the surface figures and rates of every language identified, named `*_all_languages`).
-_OUTPUT = re.compile(r"\b(save|save_table|save_figure)\((?:[^()]|\([^()]*\))*?output_dir,\s*"
-                     r"(?:language_id_all\.output_name\()?f?\"([^\"]+)\"(?:,\s*(\"all\"|\w+)\))?")
+_OUTPUT = re.compile(
+    r"\b(save|save_table|save_figure)\((?:[^()]|\([^()]*\))*?output_dir,\s*"
+    r"(?:language_id_all\.output_name\()?f?\"([^\"]+)\"(?:,\s*(\"all\"|\w+)\))?"
+)
 
 
 def schema_page() -> str:
-    return "\n".join([
-        "# The database", "", GENERATED.format(source="analysis/schema.py"), "",
-        "`data/calmqa.duckdb`, built by `make db` (`analysis/pipeline/build.py`) from the release, the NativQA "
-        "tables, the trained language identification and the kept imports. Notebooks open it read-only "
-        "(`analysis.store.connect`). `analysis/schema.py` creates the tables and declares the references between "
-        "them; the build checks every reference, and the rows per table and language of a build of the pinned "
-        "release (`data/calmqa-expected-counts.csv`).", "",
-        schema.markdown().rstrip(), "",
-    ])
+    return "\n".join(
+        [
+            "# The database",
+            "",
+            GENERATED.format(source="analysis/schema.py"),
+            "",
+            "`data/calmqa.duckdb`, built by `make db` (`analysis/pipeline/build.py`) from the release, the NativQA "
+            "tables, the trained language identification and the kept imports. Notebooks open it read-only "
+            "(`analysis.store.connect`). `analysis/schema.py` creates the tables and declares the references between "
+            "them; the build checks every reference, and the rows per table and language of a build of the pinned "
+            "release (`data/calmqa-expected-counts.csv`).",
+            "",
+            schema.markdown().rstrip(),
+            "",
+        ]
+    )
 
 
 def _parameters(source: str) -> list[tuple[str, str, str]]:
@@ -70,16 +79,23 @@ def notebook_entry(path: Path) -> str:
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
-    markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"
-                and "notebook-only" not in c.metadata.get("tags", [])]
+    markdown = [
+        c.source
+        for c in notebook.cells
+        if c.cell_type == "markdown" and "notebook-only" not in c.metadata.get("tags", [])
+    ]
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     opening = markdown[0] if markdown and _TITLE.match(markdown[0]) else ""
     intro = _TITLE.sub("", opening, count=1).strip()
     if opening:
         lines = [f"## `{path.stem}`: {_TITLE.match(opening).group(1)}", ""]
     else:
-        lines = [f"## `{path.stem}`", "", "Its title says what the data allow it to reproduce "
-                 "(`analysis/analyses/paper_items.py`).", ""]
+        lines = [
+            f"## `{path.stem}`",
+            "",
+            "Its title says what the data allow it to reproduce (`analysis/analyses/paper_items.py`).",
+            "",
+        ]
     if intro:
         lines += [intro, ""]
     sections = [s for text in markdown for s in _SECTION.findall(text)]
@@ -91,39 +107,55 @@ def notebook_entry(path: Path) -> str:
         lines += ["| parameter | default | what it does |", "|---|---|---|"]
         lines += [f"| `{name}` | `{_cell(default)}` | {_cell(comment)} |" for name, default, comment in parameters]
         lines.append("")
-    lines += [" ".join(c.source.split()) + "\n" for c in notebook.cells
-              if c.cell_type == "markdown" and "notebook-only" in c.metadata.get("tags", [])]
+    lines += [
+        " ".join(c.source.split()) + "\n"
+        for c in notebook.cells
+        if c.cell_type == "markdown" and "notebook-only" in c.metadata.get("tags", [])
+    ]
     outputs = []
     for call, name, identification in _OUTPUT.findall(code):
         also = ""
         if identification == '"all"':
             name = language_id_all.output_name(name, "all")
         elif identification:
-            also = f" (`{language_id_all.output_name(name, 'all')}` with `{identification} = \"all\"`)"
+            also = f' (`{language_id_all.output_name(name, "all")}` with `{identification} = "all"`)'
         kind = "figure: `.png`, `.svg`, `.pdf` (print), `.csv`" if call == "save_figure" else "table: `.csv`"
         caption = tables.SPECS[name].caption if name in tables.SPECS and call != "save_figure" else ""
         outputs.append(f"- `{name}`{also} ({kind}){': ' + _cell(caption) if caption else ''}")
     if "names[" in code:
-        outputs.append("- and the files `analysis/analyses/paper_items.py` names after what the data holds: a paper "
-                       "item's name only when the output is that item")
+        outputs.append(
+            "- and the files `analysis/analyses/paper_items.py` names after what the data holds: a paper "
+            "item's name only when the output is that item"
+        )
     if outputs:
-        templated = " (a name with `{...}` depends on the parameters or the data)" if any("{" in o for o in outputs) else ""
+        templated = (
+            " (a name with `{...}` depends on the parameters or the data)" if any("{" in o for o in outputs) else ""
+        )
         lines += [f"Writes into `figures/{path.stem}/`{templated}:", *outputs, ""]
     return "\n".join(lines)
 
 
 def notebooks_page(notebooks: Path = paths.NOTEBOOKS) -> str:
     entries = [notebook_entry(p) for p in sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))]
-    return "\n".join([
-        "# The notebooks", "", GENERATED.format(source="the notebooks"), "",
-        "Every notebook has a cell tagged `parameters` (plain values) and calls into the package. `make figures` "
-        "runs each one whose name starts with two digits, except `00_explore` (the interactive explorer, "
-        "`make lab`), as `python -m analysis run-notebook NAME --db DB`: its figures go to `figures/NAME/` and its "
-        "report to `reports/NAME.html`. Run one by hand with other parameters with Papermill "
-        "(`papermill notebooks/NAME.ipynb out.ipynb -p db_path ... -p output_dir ...`) or in JupyterLab. How each "
-        "computes what it shows, and where it departs from the paper: `docs/methods.md`.", "",
-        *entries,
-    ]).rstrip() + "\n"
+    return (
+        "\n".join(
+            [
+                "# The notebooks",
+                "",
+                GENERATED.format(source="the notebooks"),
+                "",
+                "Every notebook has a cell tagged `parameters` (plain values) and calls into the package. `make figures` "
+                "runs each one whose name starts with two digits, except `00_explore` (the interactive explorer, "
+                "`make lab`), as `python -m analysis run-notebook NAME --db DB`: its figures go to `figures/NAME/` and its "
+                "report to `reports/NAME.html`. Run one by hand with other parameters with Papermill "
+                "(`papermill notebooks/NAME.ipynb out.ipynb -p db_path ... -p output_dir ...`) or in JupyterLab. How each "
+                "computes what it shows, and where it departs from the paper: `docs/methods.md`.",
+                "",
+                *entries,
+            ]
+        ).rstrip()
+        + "\n"
+    )
 
 
 def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
@@ -137,42 +169,57 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
         else:
             lines.extend([f"Not measured on this machine yet: run `{make}`.", ""])
 
-    section("Every stage, at 1x, 10x and 50x the snapshot, and `make figures`", "make bench", "bench.md",
-            "`make bench` (scripts/bench.py) times every stage in its own process (wall time, CPU time and the peak "
-            "memory of its process tree, with the machine's load before and after) on the snapshot and on synthetic "
-            "releases 10 and 50 times its size (`analysis/pipeline/synthetic.py`), then a cold `make figures`, and "
-            "sets the latest figures beside those measured before the work on speed (issue 18). Each run replaces the "
-            "rows it measured and keeps the others, with their commit: `BENCH_ARGS=\"--scales 1\"` runs the snapshot "
-            "only, `--scales 1 50 --build-only` the database builds, `--figures-only` the cold `make figures` "
-            "(with the per-notebook breakdown Papermill's and the kernel's timings give). A measurement, not a test.")
-    lines.extend(["## Why the database build grows with the data, no faster", "",
-                  "- **Release stage** (`pipeline/release.py`). The dataset files are read in the order of the database's "
-                  "question ids (`ingest.read_datasets(in_id_order=True)`: by language, culturally specific before agnostic), "
-                  "so each file's questions and answers are numbered and stored on their own, after those of the files "
-                  "before: no step sorts or joins the whole release, and all of it happens in one transaction, so the "
-                  "answers do not go through the write-ahead log. The cyclic garbage collector is paused while a file is "
-                  "parsed: its millions of fresh dicts and strings hold no reference cycle.",
-                  "- **Surface stage** (`pipeline/surface.py`). One pool of worker processes for all batches, forked before "
-                  "the build opens the database (a worker keeps a copy of every page the parent changes after the fork); "
-                  "the next batch is queued before the previous one is stored. The langid walk takes at most 2,048 texts "
-                  "at once, and the repetition rule's hashes and sorts work in blocks that fit the processor's cache. "
-                  "Answers are tokenized with quicktok's C++ implementation of o200k_base, whose token ids are "
-                  "tiktoken's (`make check-tokenizer`) and which takes about a quarter of tiktoken's time: the tokenizer "
-                  "was 60% of the stage's time.",
-                  "- **language_id_all stage** (`pipeline/language_verdicts.py`). Only the answers to questions in the "
-                  "four languages the n-gram engine judges are read and scored, on the same worker processes, a batch "
-                  "queued before the previous one is stored; every other answer's verdict is copied from "
-                  "`answer_surface` in one SQL statement.",
-                  "- **DuckDB's buffer pool** during a write is `store.WRITE_MEMORY_LIMIT` (512 MB): a larger one made the "
-                  "50x build no faster, only larger.",
-                  "", "The tables are identical to those of the build before this work (every table compared row for row "
-                  "at the snapshot's size); `tests/test_db.py` checks that the ids come out as if the whole release had "
-                  "been sorted at once.", ""])
-    section("The surface stage against the CaLMQA authors' approach", "make bench-surface", "surface.md",
-            "`make bench-surface` (scripts/bench_surface.py) runs the authors' approach (CLD2 as polyglot calls it, "
-            "then the `langid` package one text at a time; a `Counter` of token 20-grams) and this project's surface "
-            "stage with each langid engine on the same answers. The default engine, `langid-batch`, runs the `langid` "
-            "package's own model on a whole batch of texts at once; `py3langid` is a faster fork with another model.")
+    section(
+        "Every stage, at 1x, 10x and 50x the snapshot, and `make figures`",
+        "make bench",
+        "bench.md",
+        "`make bench` (scripts/bench.py) times every stage in its own process (wall time, CPU time and the peak "
+        "memory of its process tree, with the machine's load before and after) on the snapshot and on synthetic "
+        "releases 10 and 50 times its size (`analysis/pipeline/synthetic.py`), then a cold `make figures`, and "
+        "sets the latest figures beside those measured before the work on speed (issue 18). Each run replaces the "
+        'rows it measured and keeps the others, with their commit: `BENCH_ARGS="--scales 1"` runs the snapshot '
+        "only, `--scales 1 50 --build-only` the database builds, `--figures-only` the cold `make figures` "
+        "(with the per-notebook breakdown Papermill's and the kernel's timings give). A measurement, not a test.",
+    )
+    lines.extend(
+        [
+            "## Why the database build grows with the data, no faster",
+            "",
+            "- **Release stage** (`pipeline/release.py`). The dataset files are read in the order of the database's "
+            "question ids (`ingest.read_datasets(in_id_order=True)`: by language, culturally specific before agnostic), "
+            "so each file's questions and answers are numbered and stored on their own, after those of the files "
+            "before: no step sorts or joins the whole release, and all of it happens in one transaction, so the "
+            "answers do not go through the write-ahead log. The cyclic garbage collector is paused while a file is "
+            "parsed: its millions of fresh dicts and strings hold no reference cycle.",
+            "- **Surface stage** (`pipeline/surface.py`). One pool of worker processes for all batches, forked before "
+            "the build opens the database (a worker keeps a copy of every page the parent changes after the fork); "
+            "the next batch is queued before the previous one is stored. The langid walk takes at most 2,048 texts "
+            "at once, and the repetition rule's hashes and sorts work in blocks that fit the processor's cache. "
+            "Answers are tokenized with quicktok's C++ implementation of o200k_base, whose token ids are "
+            "tiktoken's (`make check-tokenizer`) and which takes about a quarter of tiktoken's time: the tokenizer "
+            "was 60% of the stage's time.",
+            "- **language_id_all stage** (`pipeline/language_verdicts.py`). Only the answers to questions in the "
+            "four languages the n-gram engine judges are read and scored, on the same worker processes, a batch "
+            "queued before the previous one is stored; every other answer's verdict is copied from "
+            "`answer_surface` in one SQL statement.",
+            "- **DuckDB's buffer pool** during a write is `store.WRITE_MEMORY_LIMIT` (512 MB): a larger one made the "
+            "50x build no faster, only larger.",
+            "",
+            "The tables are identical to those of the build before this work (every table compared row for row "
+            "at the snapshot's size); `tests/test_db.py` checks that the ids come out as if the whole release had "
+            "been sorted at once.",
+            "",
+        ]
+    )
+    section(
+        "The surface stage against the CaLMQA authors' approach",
+        "make bench-surface",
+        "surface.md",
+        "`make bench-surface` (scripts/bench_surface.py) runs the authors' approach (CLD2 as polyglot calls it, "
+        "then the `langid` package one text at a time; a `Counter` of token 20-grams) and this project's surface "
+        "stage with each langid engine on the same answers. The default engine, `langid-batch`, runs the `langid` "
+        "package's own model on a whole batch of texts at once; `py3langid` is a faster fork with another model.",
+    )
     surface = bench.read(results, bench.SURFACE)
     if surface is not None:
         from ..analyses.surface import bench_engines
@@ -181,10 +228,14 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
         lines += ["| " + " | ".join(engines.columns) + " |", "|" + "---|" * len(engines.columns)]
         lines += ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in engines.iter_rows()]
         lines.append("")
-    section("The tokenizer", "make check-tokenizer", "tokenizer.md",
-            "`make check-tokenizer` (scripts/check_tokenizer.py) compares tiktoken's o200k_base token ids with those of "
-            "quicktok, the implementation the surface stage tokenizes with, on every text of the release, and "
-            "measures how many repetition verdicts cl100k_base would change.")
+    section(
+        "The tokenizer",
+        "make check-tokenizer",
+        "tokenizer.md",
+        "`make check-tokenizer` (scripts/check_tokenizer.py) compares tiktoken's o200k_base token ids with those of "
+        "quicktok, the implementation the surface stage tokenizes with, on every text of the release, and "
+        "measures how many repetition verdicts cl100k_base would change.",
+    )
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from ..core import files
 from . import provenance
 
-
 # The tag of cells that speak to whoever runs the notebook (its parameters), not to the report's reader.
 NOTEBOOK_ONLY = "notebook-only"
 SITE_NAME = "CaLMQA analysis"
@@ -41,9 +40,12 @@ def _report_exporter():
         def markdown2html(self, context, source):
             cell = context.get("cell", {})
             renderer = IPythonRenderer(
-                escape=True, attachments=cell.get("attachments", {}), embed_images=self.embed_images,
+                escape=True,
+                attachments=cell.get("attachments", {}),
+                embed_images=self.embed_images,
                 path=context.get("resources", {}).get("metadata", {}).get("path", ""),
-                anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
+                anchor_link_text=self.anchor_link_text,
+                exclude_anchor_links=self.exclude_anchor_links,
                 **self.lexer_options,
             )
             return MarkdownWithMath(renderer=renderer).render(source)
@@ -52,8 +54,9 @@ def _report_exporter():
 
     # The notebook is validated once, after all the preprocessors, not after each of them (a dozen
     # schema compilations, a third of a second per report).
-    exporter = ReportExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
-                              optimistic_validation=True)
+    exporter = ReportExporter(
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True, optimistic_validation=True
+    )
     exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY}), enabled=True)
     # Empty URLs drop the last script tags that would load require.js and MathJax from a CDN.
     exporter.require_js_url = ""
@@ -99,8 +102,11 @@ def table_of_contents(body: str) -> str:
 
 def header(record: dict | None) -> str:
     """The link back to the index and, given a report's `record`, its provenance."""
-    parts = [STYLE, '<header class="calmqa-header">',
-             f'<nav><a class="calmqa-index-link" href="{INDEX_PAGE}">&larr; All reports ({SITE_NAME})</a></nav>']
+    parts = [
+        STYLE,
+        '<header class="calmqa-header">',
+        f'<nav><a class="calmqa-index-link" href="{INDEX_PAGE}">&larr; All reports ({SITE_NAME})</a></nav>',
+    ]
     if record is not None:
         parts.append(provenance.embedded(record))
     parts.append("</header>")
@@ -115,7 +121,9 @@ def to_html(executed: Path, html_path: Path, record: dict | None = None) -> None
 
     notebook = nbformat.read(executed, as_version=4)
     title = (record or {}).get("title") or provenance.notebook_title(notebook) or html_path.stem
-    body, _ = _report_exporter().from_notebook_node(notebook, resources={"metadata": {"name": f"{title} · {SITE_NAME}"}})
+    body, _ = _report_exporter().from_notebook_node(
+        notebook, resources={"metadata": {"name": f"{title} · {SITE_NAME}"}}
+    )
     body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + "\n" + header(record), body, count=1)
     contents = table_of_contents(body)
     if contents:

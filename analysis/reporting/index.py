@@ -98,20 +98,26 @@ def provenance_block(records: list[dict]) -> str:
     when = built[0] if built[0] == built[-1] else f"{built[0]} to {built[-1]}"
     record = {"commit": shared[0], "database": shared[1], "database_sha256": shared[2], "built": when}
     scope = "Every report" if n_same == len(records) else f"{n_same} of the {len(records)} reports (the others say so)"
-    return (f'<p class="provenance">{scope}: {provenance.line(record)} '
-            "Each file is self-contained and opens offline.</p>")
+    return (
+        f'<p class="provenance">{scope}: {provenance.line(record)} Each file is self-contained and opens offline.</p>'
+    )
 
 
 def headline(records: dict[str, dict]) -> str:
     """What the suite is and what to read first."""
-    first = [f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
-             for name, why in READING_ORDER.items() if name in records]
+    first = [
+        f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
+        for name, why in READING_ORDER.items()
+        if name in records
+    ]
     reading = f"<p>What to read first:</p><ol>{''.join(first)}</ol>" if first else ""
-    return ('<div class="lead"><p>The CaLMQA paper\'s figures and tables (culturally specific long-form questions '
-            "in 23 languages, answered by 8 language models and rated by native speakers), regenerated from its "
-            f"released data, with the published NativQA results beside them: {len(records)} reports, one per "
-            "notebook. Each says which paper figure or table it reproduces, shows the paper's value beside "
-            f"the suite's where the paper prints one, and says where the release lacks the data.</p>{reading}</div>")
+    return (
+        '<div class="lead"><p>The CaLMQA paper\'s figures and tables (culturally specific long-form questions '
+        "in 23 languages, answered by 8 language models and rated by native speakers), regenerated from its "
+        f"released data, with the published NativQA results beside them: {len(records)} reports, one per "
+        "notebook. Each says which paper figure or table it reproduces, shows the paper's value beside "
+        f"the suite's where the paper prints one, and says where the release lacks the data.</p>{reading}</div>"
+    )
 
 
 def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | None) -> str:
@@ -130,22 +136,30 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
         meta = ""
     summary = record.get("summary")
     return ENTRY.format(
-        thumbnail=image, href=html.escape(report_path.name), title=html.escape(record.get("title", name)),
+        thumbnail=image,
+        href=html.escape(report_path.name),
+        title=html.escape(record.get("title", name)),
         summary=markdown_to_html(summary) if summary else "<p><em>This report has no summary.</em></p>",
         meta=meta,
     )
 
 
-def write_index(reports_root: Path = paths.REPORTS, figures_root: Path = paths.FIGURES,
-                out: Path | None = None) -> Path:
+def write_index(
+    reports_root: Path = paths.REPORTS, figures_root: Path = paths.FIGURES, out: Path | None = None
+) -> Path:
     """Write the index of every report in `reports_root`; returns its path."""
     out = out or reports_root / INDEX_NAME
     # The reproduction report first: its summary says how much of the two papers the suite reproduces.
-    pages = sorted((p for p in reports_root.glob("*.html") if p.name != INDEX_NAME and not p.name.startswith(".")),
-                   key=lambda p: (p.stem != REPRODUCTION_NOTEBOOK, p.name))
+    pages = sorted(
+        (p for p in reports_root.glob("*.html") if p.name != INDEX_NAME and not p.name.startswith(".")),
+        key=lambda p: (p.stem != REPRODUCTION_NOTEBOOK, p.name),
+    )
     records = {p.stem: provenance.read(p) or {} for p in pages}
     shared = shared_build(list(records.values()))
-    body = PAGE.format(width=THUMBNAIL_WIDTH, headline=headline(records),
-                       provenance=provenance_block(list(records.values())),
-                       entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages))
+    body = PAGE.format(
+        width=THUMBNAIL_WIDTH,
+        headline=headline(records),
+        provenance=provenance_block(list(records.values())),
+        entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages),
+    )
     return files.write_text(out, body)

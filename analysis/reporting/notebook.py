@@ -42,7 +42,7 @@ LINK_SCRIPT = """
     });
   };
 })();
-""" % {"pick": json.dumps(PICK), "highlight": json.dumps(HIGHLIGHT)}
+""" % {"pick": json.dumps(PICK), "highlight": json.dumps(HIGHLIGHT)}  # noqa: UP031 - JavaScript braces would need escaping in a format string
 
 CHART_TEMPLATE = """<div id="%(id)s" class="calmqa-chart"></div>
 <script type="text/javascript">
@@ -69,8 +69,13 @@ EMBED_OPTIONS = {"mode": "vega-lite", "actions": {"export": True, "source": Fals
 def script_json(value) -> str:
     """JSON that is safe inside a <script> element whatever strings it holds (no `</script>` can end it)."""
     text = json.dumps(value, ensure_ascii=False, sort_keys=False)
-    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(char, escaped)
     return text
 
@@ -85,13 +90,14 @@ def _offline_html_renderer(spec: dict, **metadata) -> dict:
     global _bundle_emitted
     chart_id = f"calmqa-chart-{uuid.uuid4().hex[:12]}"
     page = CHART_TEMPLATE % {
-        "id": chart_id, "id_json": json.dumps(chart_id), "spec": script_json(spec),
+        "id": chart_id,
+        "id_json": json.dumps(chart_id),
+        "spec": script_json(spec),
         "options": json.dumps(EMBED_OPTIONS),
     }
     if not _bundle_emitted:
         bundle = vega_bundle()
-        page = (f"<script type=\"text/javascript\">(function(){{\n{bundle}\n}})();\n{LINK_SCRIPT}</script>\n"
-                + page)
+        page = f'<script type="text/javascript">(function(){{\n{bundle}\n}})();\n{LINK_SCRIPT}</script>\n' + page
         _bundle_emitted = True
     return {"text/html": page}
 

@@ -65,10 +65,16 @@ def first_markdown_output(notebook) -> str | None:
 def git_commit(root: Path = paths.ROOT) -> str:
     """The checked-out commit, with `+dirty` when tracked files differ from it; `unknown` outside git."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                 capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+dirty" if changed else "")
@@ -130,7 +136,7 @@ def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead
         "notebook": name,
         "title": notebook_title(notebook) or name,
         "summary": first_markdown_output(notebook),
-        "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "built": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": git_commit(),
         "database": Path(db_path).name,
         "database_sha256": read.sha256 if read is not None else files.sha256(db_path),
@@ -152,9 +158,11 @@ def date(report: Path, read: DatabaseRead | None, db_path: Path) -> bool:
     if current == read.mtime_ns or (current is not None and files.sha256(db_path) == read.sha256):
         return False
     os.utime(report, ns=(read.mtime_ns, read.mtime_ns))
-    print(f"{report.name}: {db_path} changed while the notebook ran; the report shows the state it read "
-          f"(sha256 {read.sha256[:12]}...) and is dated to it, so that `make figures` builds it again",
-          file=sys.stderr)
+    print(
+        f"{report.name}: {db_path} changed while the notebook ran; the report shows the state it read "
+        f"(sha256 {read.sha256[:12]}...) and is dated to it, so that `make figures` builds it again",
+        file=sys.stderr,
+    )
     return True
 
 
@@ -163,23 +171,31 @@ PROVENANCE_ID = "calmqa-provenance"
 
 def read(report: Path) -> dict | None:
     """The provenance embedded in a report by `html.to_html`, or None for a page without it."""
-    match = re.search(rf'<script type="application/json" id="{PROVENANCE_ID}">(.*?)</script>',
-                      report.read_text(encoding="utf-8"), re.DOTALL)
+    match = re.search(
+        rf'<script type="application/json" id="{PROVENANCE_ID}">(.*?)</script>',
+        report.read_text(encoding="utf-8"),
+        re.DOTALL,
+    )
     return json.loads(match.group(1)) if match else None
 
 
 def line(record: dict) -> str:
     """The provenance for a reader, as HTML: when, from which commit and which database. The long
     hashes may break anywhere; the words between them never do."""
+
     def code(value) -> str:
         return f"<code>{html.escape(str(value))}</code>"
 
     built = str(record["built"]).replace("T", " ").replace("+00:00", " UTC")
-    return (f"Built {html.escape(built)} from commit {code(record['commit'])}; database "
-            f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}.")
+    return (
+        f"Built {html.escape(built)} from commit {code(record['commit'])}; database "
+        f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}."
+    )
 
 
 def embedded(record: dict) -> str:
     """The provenance as HTML: a JSON script for `read`, and a line for the reader."""
-    return (f'<script type="application/json" id="{PROVENANCE_ID}">{script_json(record)}</script>\n'
-            f'<p class="calmqa-provenance">{line(record)}</p>\n')
+    return (
+        f'<script type="application/json" id="{PROVENANCE_ID}">{script_json(record)}</script>\n'
+        f'<p class="calmqa-provenance">{line(record)}</p>\n'
+    )

@@ -39,10 +39,16 @@ def output_roots(out: Path | str) -> dict[str, Path]:
     return {"figures_root": out / "figures", "reports_root": out / "reports", "build_root": out / "build"}
 
 
-def run_notebook(name: str, db_path: Path = paths.DATABASE, figures_root: Path = paths.FIGURES,
-                 reports_root: Path = paths.REPORTS, build_root: Path = paths.BUILD,
-                 parameters: dict | None = None, kernel: str = paths.KERNEL_NAME,
-                 notebooks_root: Path = paths.NOTEBOOKS) -> Path:
+def run_notebook(
+    name: str,
+    db_path: Path = paths.DATABASE,
+    figures_root: Path = paths.FIGURES,
+    reports_root: Path = paths.REPORTS,
+    build_root: Path = paths.BUILD,
+    parameters: dict | None = None,
+    kernel: str = paths.KERNEL_NAME,
+    notebooks_root: Path = paths.NOTEBOOKS,
+) -> Path:
     """Execute `notebooks/<name>.ipynb` into its figures folder and write `reports/<name>.html`.
 
     Figures (PNG, SVG, CSV, and a print PDF of each heatmap) go to a fresh folder that replaces the
@@ -118,11 +124,14 @@ def kernel_phases(notebook) -> dict[str, float]:
     """Papermill's times of an executed notebook, in seconds: `kernel start` (to the first cell),
     `imports and set-up` (the notebook's first cell after its parameters), `cells` (the other cells) and
     `kernel shutdown` (after the last cell)."""
+
     def when(stamp: str) -> datetime.datetime:
         return datetime.datetime.fromisoformat(stamp)
 
     cells = [c for c in notebook.cells if c.cell_type == "code" and c.metadata.get("papermill", {}).get("start_time")]
-    durations = [c.metadata.papermill["duration"] for c in cells if not _PARAMETER_TAGS & set(c.metadata.get("tags", []))]
+    durations = [
+        c.metadata.papermill["duration"] for c in cells if not _PARAMETER_TAGS & set(c.metadata.get("tags", []))
+    ]
     run = notebook.metadata.papermill
     return {
         "kernel start": (when(cells[0].metadata.papermill["start_time"]) - when(run["start_time"])).total_seconds(),
@@ -142,10 +151,15 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
     kernel = kernel_phases(notebook)
     exports = [s for s in steps if s["phase"] == "static export"]
     export_seconds = sum(s["seconds"] for s in exports)
-    measured = {"kernel start": kernel["kernel start"], "imports and set-up": kernel["imports and set-up"],
-                "analysis": kernel["cells"] - export_seconds, "static export": export_seconds,
-                "kernel shutdown": kernel["kernel shutdown"], "HTML export": seconds["HTML export"],
-                "provenance": seconds["provenance"]}
+    measured = {
+        "kernel start": kernel["kernel start"],
+        "imports and set-up": kernel["imports and set-up"],
+        "analysis": kernel["cells"] - export_seconds,
+        "static export": export_seconds,
+        "kernel shutdown": kernel["kernel shutdown"],
+        "HTML export": seconds["HTML export"],
+        "provenance": seconds["provenance"],
+    }
     measured["other"] = total - sum(measured.values())
     by_format: dict[str, dict[str, float]] = {}
     for step in exports:
@@ -153,13 +167,16 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
         entry["files"] += 1
         entry["seconds"] += step["seconds"]
         entry["cpu_seconds"] += step["cpu_seconds"]
-    return {"seconds": round(total, 3),
-            "phases": {phase: round(value, 3) for phase, value in measured.items()},
-            "static_export": {f: {k: round(v, 3) for k, v in e.items()} for f, e in sorted(by_format.items())}}
+    return {
+        "seconds": round(total, 3),
+        "phases": {phase: round(value, 3) for phase, value in measured.items()},
+        "static_export": {f: {k: round(v, 3) for k, v in e.items()} for f, e in sorted(by_format.items())},
+    }
 
 
-def _execute_with_retry(papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path,
-                        steps: Path) -> None:
+def _execute_with_retry(
+    papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path, steps: Path
+) -> None:
     # The kernel inherits the environment: it records its static exports into `steps` (core.timings).
     previous = os.environ.get(timings.ENV)
     os.environ[timings.ENV] = str(steps.resolve())
@@ -168,8 +185,13 @@ def _execute_with_retry(papermill, source: Path, executed: Path, params: dict, k
         for attempt in (1, 2):
             try:
                 papermill.execute_notebook(
-                    str(source), str(executed), parameters=params, kernel_name=kernel,
-                    cwd=str(cwd), progress_bar=False, log_output=False,
+                    str(source),
+                    str(executed),
+                    parameters=params,
+                    kernel_name=kernel,
+                    cwd=str(cwd),
+                    progress_bar=False,
+                    log_output=False,
                     # The notebook is written once, at the end (or at the failing cell), not again after
                     # every cell as the page grows to megabytes of charts.
                     request_save_on_cell_execute=False,

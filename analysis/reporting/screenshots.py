@@ -23,8 +23,11 @@ def take(pages: list[Path], out: Path, widths: tuple[int, ...] = WIDTHS) -> list
         for page in pages:
             for width in widths:
                 target = out / f"{Path(page).stem}-{width}.png"
-                report = browser.open(page, viewport=(width, SCREEN_HEIGHT),
-                                      actions=lambda chrome, session: chrome.screenshot(session, target, full_page=True))
+                report = browser.open(
+                    page,
+                    viewport=(width, SCREEN_HEIGHT),
+                    actions=lambda chrome, session: chrome.screenshot(session, target, full_page=True),  # noqa: B023 - called within this iteration
+                )
                 for problem in report.problems:
                     print(f"{page} at {width} px: {problem}", file=sys.stderr)
                 written.append(target)

@@ -47,18 +47,31 @@ def wilson(successes, n, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np
     return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
 
 
-def with_wilson(table: pl.DataFrame, successes: str, n: str, *, scale: float = 100.0, decimals: int | None = None,
-                low: str = "ci_low", high: str = "ci_high", confidence: float = CONFIDENCE) -> pl.DataFrame:
+def with_wilson(
+    table: pl.DataFrame,
+    successes: str,
+    n: str,
+    *,
+    scale: float = 100.0,
+    decimals: int | None = None,
+    low: str = "ci_low",
+    high: str = "ci_high",
+    confidence: float = CONFIDENCE,
+) -> pl.DataFrame:
     """`table` with the Wilson interval of `successes` / `n` added as `low` and `high` (times `scale`,
     rounded to `decimals` when given); null where n is 0 or null."""
     lows, highs = wilson(table[successes].fill_null(0).to_numpy(), table[n].fill_null(0).to_numpy(), confidence)
-    columns = [pl.Series(name, scale * bound, dtype=pl.Float64).fill_nan(None) for name, bound in ((low, lows), (high, highs))]
+    columns = [
+        pl.Series(name, scale * bound, dtype=pl.Float64).fill_nan(None) for name, bound in ((low, lows), (high, highs))
+    ]
     if decimals is not None:
         columns = [c.round(decimals) for c in columns]
     return table.with_columns(columns)
 
 
-def normal_mean_interval(mean: float, std: float | None, n: int, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+def normal_mean_interval(
+    mean: float, std: float | None, n: int, confidence: float = CONFIDENCE
+) -> tuple[float | None, float | None]:
     """The normal-approximation interval of a mean (mean +- z * std / sqrt(n)); None below two values."""
     if n < 2 or std is None:
         return None, None
@@ -66,8 +79,9 @@ def normal_mean_interval(mean: float, std: float | None, n: int, confidence: flo
     return mean - half, mean + half
 
 
-def bootstrap_mean_ci(values: np.ndarray, rng: np.random.Generator, n_resamples: int = N_RESAMPLES,
-                      confidence: float = CONFIDENCE) -> tuple[float, float]:
+def bootstrap_mean_ci(
+    values: np.ndarray, rng: np.random.Generator, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of `values`: resample the values with replacement."""
     values = np.asarray(values, dtype=np.float64)
     distinct, frequency = np.unique(values, return_counts=True)
@@ -82,7 +96,7 @@ def bootstrap_mean_ci(values: np.ndarray, rng: np.random.Generator, n_resamples:
         block = max(1, _BOOTSTRAP_BLOCK // len(values))
         for start in range(0, n_resamples, block):
             size = min(block, n_resamples - start)
-            means[start:start + size] = values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
+            means[start : start + size] = values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
@@ -94,9 +108,17 @@ def _group_rng(seed: int, key: tuple) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(json.dumps(key, default=str).encode())])
 
 
-def bootstrap_cells(frame: pl.DataFrame, by: list[str], value: str, *, min_valid: int = MIN_VALID,
-                    scale: float = 1.0, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
-                    seed: int = SEED) -> pl.DataFrame:
+def bootstrap_cells(
+    frame: pl.DataFrame,
+    by: list[str],
+    value: str,
+    *,
+    min_valid: int = MIN_VALID,
+    scale: float = 1.0,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> pl.DataFrame:
     """Per group of `by` (sorted): n_answers, n_valid (non-null `value`s), the mean of `value` and its 95%
     percentile bootstrap interval over answers, each times `scale`; mean and interval are null when the
     group has fewer than `min_valid` valid answers.
@@ -104,8 +126,7 @@ def bootstrap_cells(frame: pl.DataFrame, by: list[str], value: str, *, min_valid
     Reusable for any heatmap built from per-answer values (a 0/1 verdict gives a percentage with
     `scale=100`).
     """
-    groups = (frame.group_by(by).agg(pl.len().alias("n_answers"), pl.col(value).drop_nulls().alias("values"))
-              .sort(by))
+    groups = frame.group_by(by).agg(pl.len().alias("n_answers"), pl.col(value).drop_nulls().alias("values")).sort(by)
     means, lows, highs, n_valid = [], [], [], []
     for row in groups.iter_rows(named=True):
         values = np.asarray(row["values"], dtype=np.float64)
@@ -116,18 +137,31 @@ def bootstrap_cells(frame: pl.DataFrame, by: list[str], value: str, *, min_valid
         low, high = bootstrap_mean_ci(values, _group_rng(seed, tuple(row[c] for c in by)), n_resamples, confidence)
         means.append(scale * values.mean()), lows.append(scale * low), highs.append(scale * high)
     return groups.drop("values").with_columns(
-        n_valid=pl.Series(n_valid, dtype=pl.Int64), mean=pl.Series(means, dtype=pl.Float64),
-        ci_low=pl.Series(lows, dtype=pl.Float64), ci_high=pl.Series(highs, dtype=pl.Float64))
+        n_valid=pl.Series(n_valid, dtype=pl.Int64),
+        mean=pl.Series(means, dtype=pl.Float64),
+        ci_low=pl.Series(lows, dtype=pl.Float64),
+        ci_high=pl.Series(highs, dtype=pl.Float64),
+    )
 
 
-def share_cells(frame: pl.DataFrame, by: list[str], value: str, *, min_valid: int = MIN_VALID,
-                scale: float = 100.0) -> pl.DataFrame:
+def share_cells(
+    frame: pl.DataFrame, by: list[str], value: str, *, min_valid: int = MIN_VALID, scale: float = 100.0
+) -> pl.DataFrame:
     """`bootstrap_cells` for a 0/1 value: the share and its Wilson interval, each times `scale`."""
-    groups = (frame.group_by(by).agg(pl.len().alias("n_answers"), pl.col(value).is_not_null().sum().alias("n_valid"),
-                                     pl.col(value).sum().alias("n_true"))
-              .with_columns(pl.col("n_valid").cast(pl.Int64)).sort(by))
+    groups = (
+        frame.group_by(by)
+        .agg(
+            pl.len().alias("n_answers"),
+            pl.col(value).is_not_null().sum().alias("n_valid"),
+            pl.col(value).sum().alias("n_true"),
+        )
+        .with_columns(pl.col("n_valid").cast(pl.Int64))
+        .sort(by)
+    )
     groups = with_wilson(groups, "n_true", "n_valid", scale=scale)
     enough = pl.col("n_valid") >= max(min_valid, 1)
-    return groups.with_columns(mean=pl.when(enough).then(scale * pl.col("n_true") / pl.col("n_valid")),
-                               ci_low=pl.when(enough).then(pl.col("ci_low")),
-                               ci_high=pl.when(enough).then(pl.col("ci_high"))).drop("n_true")
+    return groups.with_columns(
+        mean=pl.when(enough).then(scale * pl.col("n_true") / pl.col("n_valid")),
+        ci_low=pl.when(enough).then(pl.col("ci_low")),
+        ci_high=pl.when(enough).then(pl.col("ci_high")),
+    ).drop("n_true")

@@ -166,7 +166,8 @@ def require_r_packages(*packages: str) -> None:
             f"the R package{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             f"{'are' if len(missing) > 1 else 'is'} not installed: on Debian/Ubuntu `apt-get install {debian}`; "
             f"with conda `conda install -c conda-forge {conda}`; or in R `install.packages(c("
-            + ", ".join(f'"{p}"' for p in missing) + "))`"
+            + ", ".join(f'"{p}"' for p in missing)
+            + "))`"
         )
 
 
@@ -275,8 +276,9 @@ def _fit_ordinal(formula: str, data: pd.DataFrame, random: bool) -> OrdinalFit:
         formula=formula,
         coefficients=coefficients,
         thresholds=parameters.filter(pl.col("is_threshold")).drop("is_threshold").rename({"term": "threshold"}),
-        random_effects=_to_polars(_call("tabulating the random effects", "random_effect_table", r_fit))
-        .with_columns(std_dev=pl.col("variance").sqrt()),
+        random_effects=_to_polars(_call("tabulating the random effects", "random_effect_table", r_fit)).with_columns(
+            std_dev=pl.col("variance").sqrt()
+        ),
         n_obs=summary.pop("n_obs"),
         log_likelihood=summary.pop("log_likelihood"),
         aic=summary.pop("aic"),
@@ -297,8 +299,9 @@ def fit_clm(formula: str, data: pd.DataFrame) -> OrdinalFit:
     return _fit_ordinal(formula, data, random=False)
 
 
-def pairwise_contrasts(fit: OrdinalFit, specs: str, by: str | None = None, adjust: str = "tukey",
-                       across_groups: bool = False) -> pl.DataFrame:
+def pairwise_contrasts(
+    fit: OrdinalFit, specs: str, by: str | None = None, adjust: str = "tukey", across_groups: bool = False
+) -> pl.DataFrame:
     """All pairwise differences of the estimated marginal means of `specs` (emmeans, latent log-odds scale).
 
     With `by`, the pairs are formed within each level of `by`. The p values are adjusted by `adjust`
@@ -309,8 +312,14 @@ def pairwise_contrasts(fit: OrdinalFit, specs: str, by: str | None = None, adjus
     require_r_packages("emmeans")
     ro = _robjects()
     result = _call(
-        f"computing emmeans contrasts of {specs}" + (f" by {by}" if by else ""), "pairwise_contrasts",
-        fit.r_fit, fit.r_data, specs, by if by is not None else ro.NULL, adjust, across_groups,
+        f"computing emmeans contrasts of {specs}" + (f" by {by}" if by else ""),
+        "pairwise_contrasts",
+        fit.r_fit,
+        fit.r_data,
+        specs,
+        by if by is not None else ro.NULL,
+        adjust,
+        across_groups,
     )
     table = _to_polars(result.rx2("value"))
     by_columns = [by] if by else []
@@ -351,8 +360,10 @@ def nakagawa_r2(fit: OrdinalFit) -> NakagawaR2:
     """
     slopes = fit.random_effects.filter(pl.col("term") != "(Intercept)")
     if not slopes.is_empty():
-        raise ValueError(f"{fit.formula}: Nakagawa R squared is implemented for random intercepts only, "
-                         f"not {slopes['term'].to_list()}")
+        raise ValueError(
+            f"{fit.formula}: Nakagawa R squared is implemented for random intercepts only, "
+            f"not {slopes['term'].to_list()}"
+        )
     design = _call("building the fixed-effect design matrix", "fixed_design", fit.r_fit)
     columns = [str(c) for c in design.colnames]
     estimates = dict(zip(fit.coefficients["term"], fit.coefficients["estimate"]))
@@ -406,14 +417,37 @@ def fit_mixed_logistic(formula: str, data: pd.DataFrame) -> LogisticFit:
             raise RError(f"fitting lme4::glmer({formula})", str(exc)) from None
     coefficients = (
         pl.from_pandas(model.coefs.reset_index(names="term"))
-        .rename({"Estimate": "estimate", "2.5_ci": "ci_low", "97.5_ci": "ci_high", "SE": "std_error",
-                 "OR": "odds_ratio", "Prob": "probability", "Prob_2.5_ci": "probability_ci_low",
-                 "Prob_97.5_ci": "probability_ci_high", "Z-stat": "z", "P-val": "p"})
-        .select("term", "estimate", "std_error", "ci_low", "ci_high", "z", "p", "odds_ratio",
-                "probability", "probability_ci_low", "probability_ci_high")
+        .rename(
+            {
+                "Estimate": "estimate",
+                "2.5_ci": "ci_low",
+                "97.5_ci": "ci_high",
+                "SE": "std_error",
+                "OR": "odds_ratio",
+                "Prob": "probability",
+                "Prob_2.5_ci": "probability_ci_low",
+                "Prob_97.5_ci": "probability_ci_high",
+                "Z-stat": "z",
+                "P-val": "p",
+            }
+        )
+        .select(
+            "term",
+            "estimate",
+            "std_error",
+            "ci_low",
+            "ci_high",
+            "z",
+            "p",
+            "odds_ratio",
+            "probability",
+            "probability_ci_low",
+            "probability_ci_high",
+        )
     )
     random_effects = pl.from_pandas(model.ranef_var.reset_index(names="group")).rename(
-        {"Name": "term", "Var": "variance", "Std": "std_dev"})
+        {"Name": "term", "Var": "variance", "Std": "std_dev"}
+    )
     return LogisticFit(
         formula=formula,
         coefficients=coefficients,

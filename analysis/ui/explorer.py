@@ -47,9 +47,11 @@ SURFACE_TYPES = {"provider_error_code": "VARCHAR"}
 QUESTIONS_LISTED = 50
 # What the notebook shows where the widgets cannot draw; the live explorer's first child hides it.
 KERNEL_NOTE_CLASS = "calmqa-needs-kernel"
-KERNEL_NOTE = (f'<p class="{KERNEL_NOTE_CLASS}"><strong>The explorer needs a running kernel.</strong> Open this '
-               "notebook in JupyterLab (<code>make lab</code>) and run all cells: the controls, the heatmap and the "
-               "answers appear here. The reports (<code>reports/index.html</code>) hold every figure without one.</p>")
+KERNEL_NOTE = (
+    f'<p class="{KERNEL_NOTE_CLASS}"><strong>The explorer needs a running kernel.</strong> Open this '
+    "notebook in JupyterLab (<code>make lab</code>) and run all cells: the controls, the heatmap and the "
+    "answers appear here. The reports (<code>reports/index.html</code>) hold every figure without one.</p>"
+)
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,35 @@ class Metric:
 
 
 METRICS = (
-    Metric("surface_ok_share", "% of answers without surface issues", "surface_ok", "share", ".0f", True, True,
-           better="higher"),
-    Metric("language_correct_share", "% in the correct language (of the answers the provider gave)",
-           "language_correct", "share", ".0f", True, True, better="higher"),
-    Metric("repetition_share", "% with repetitions (of the answers the provider gave)", "repetition", "share",
-           ".0f", True, better="lower"),
+    Metric(
+        "surface_ok_share",
+        "% of answers without surface issues",
+        "surface_ok",
+        "share",
+        ".0f",
+        True,
+        True,
+        better="higher",
+    ),
+    Metric(
+        "language_correct_share",
+        "% in the correct language (of the answers the provider gave)",
+        "language_correct",
+        "share",
+        ".0f",
+        True,
+        True,
+        better="higher",
+    ),
+    Metric(
+        "repetition_share",
+        "% with repetitions (of the answers the provider gave)",
+        "repetition",
+        "share",
+        ".0f",
+        True,
+        better="lower",
+    ),
     Metric("empty_share", "% of empty answers", "is_empty", "share", ".0f", better="lower"),
     Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
 )
@@ -100,7 +125,8 @@ def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     surface = store.table_exists(con, SURFACE_TABLE)
     surface_select = ", ".join(
         f"{sql} AS {name}" if surface else f"CAST(NULL AS {SURFACE_TYPES.get(name, 'BOOLEAN')}) AS {name}"
-        for name, sql in SURFACE_SELECT.items())
+        for name, sql in SURFACE_SELECT.items()
+    )
     surface_join = f"LEFT JOIN {SURFACE_TABLE} s ON s.answer_id = a.answer_id" if surface else ""
     return con.sql(f"""
         SELECT a.answer_id, q.question_id, q.name AS question_name, q.language, l.resource_level,
@@ -155,21 +181,41 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     if metric.kind == "share":
         cells = intervals.with_wilson(cells, "n_true", "n_answers", scale=100.0).with_columns(pl.col("value") * 100)
     else:
-        bounds = [intervals.normal_mean_interval(mean, std, n)
-                  for mean, std, n in cells.select("value", "std", "n_answers").iter_rows()]
-        cells = cells.with_columns(ci_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
-                                   ci_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
-    every = answers.filter(~pl.col("is_human")).group_by(keys).agg(
-        unreliable=pl.col("language").first().is_in(sorted(UNRELIABLE_LANGUAGES)),
-        errors_only=pl.col("provider_error").fill_null(False).all())
+        bounds = [
+            intervals.normal_mean_interval(mean, std, n)
+            for mean, std, n in cells.select("value", "std", "n_answers").iter_rows()
+        ]
+        cells = cells.with_columns(
+            ci_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
+            ci_high=pl.Series([b[1] for b in bounds], dtype=pl.Float64),
+        )
+    every = (
+        answers.filter(~pl.col("is_human"))
+        .group_by(keys)
+        .agg(
+            unreliable=pl.col("language").first().is_in(sorted(UNRELIABLE_LANGUAGES)),
+            errors_only=pl.col("provider_error").fill_null(False).all(),
+        )
+    )
     # As the reports' cells (`analyses.surface.metric_cells`): no answer to judge comes first.
-    status = (pl.when(pl.col("errors_only") & metric.needs_surface).then(pl.lit(PROVIDER_ERRORS_ONLY))
-              .when(pl.col("unreliable") & metric.needs_language).then(pl.lit(NOT_IDENTIFIED)))
+    status = (
+        pl.when(pl.col("errors_only") & metric.needs_surface)
+        .then(pl.lit(PROVIDER_ERRORS_ONLY))
+        .when(pl.col("unreliable") & metric.needs_language)
+        .then(pl.lit(NOT_IDENTIFIED))
+    )
     shown = pl.col("status").is_null()
-    return (every.join(cells, on=keys, how="left").with_columns(status=status)
-            .select(*keys, *(pl.when(shown).then(pl.col(c)).alias(c) for c in ("value", "ci_low", "ci_high")),
-                    n_answers=pl.col("n_answers").fill_null(0).cast(pl.Int64), status="status")
-            .sort(keys))
+    return (
+        every.join(cells, on=keys, how="left")
+        .with_columns(status=status)
+        .select(
+            *keys,
+            *(pl.when(shown).then(pl.col(c)).alias(c) for c in ("value", "ci_low", "ci_high")),
+            n_answers=pl.col("n_answers").fill_null(0).cast(pl.Int64),
+            status="status",
+        )
+        .sort(keys)
+    )
 
 
 def language_label(language: str) -> str:
@@ -186,28 +232,46 @@ def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
     return (0.0, float(values.max())) if values.len() else (0.0, 1.0)
 
 
-def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, float], models: list[str],
-                   languages: list[str], divider: str | None = None):
+def explorer_chart(
+    cells: pl.DataFrame,
+    metric: Metric,
+    domain: tuple[float, float],
+    models: list[str],
+    languages: list[str],
+    divider: str | None = None,
+):
     """The explorer's heatmap of `cells`: culturally specific and agnostic questions side by side, the
     colour scale fixed to `domain` and saying which end is good, a line before `divider` (the first
     low-resource language), the unreliable languages marked and their cells drawn as in the reports."""
     table = cells.with_columns(language_label=pl.col("language").map_elements(language_label, return_dtype=pl.String))
     present = set(table["language"])
     return heatmap.heatmap(
-        table, x="language_label", y="model_name", value="value", title=metric.title,
-        value_title="%" if metric.kind == "share" else "bytes", better=metric.better, domain=domain,
+        table,
+        x="language_label",
+        y="model_name",
+        value="value",
+        title=metric.title,
+        value_title="%" if metric.kind == "share" else "bytes",
+        better=metric.better,
+        domain=domain,
         x_order=[language_label(v) for v in languages if v in present],
-        y_order=[m for m in models if m in set(table["model_name"])], value_format=metric.value_format,
-        column="question_type", column_order=list(dimensions.QUESTION_TYPE_ORDER), status="status",
+        y_order=[m for m in models if m in set(table["model_name"])],
+        value_format=metric.value_format,
+        column="question_type",
+        column_order=list(dimensions.QUESTION_TYPE_ORDER),
+        status="status",
         x_dividers=[language_label(divider)] if divider in present else [],
-        tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"])
+        tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"],
+    )
 
 
 def question_options(answers: pl.DataFrame) -> list[tuple[str, int]]:
     """(label, question_id) of every question among `answers`, in the frame's order."""
     questions = answers.unique("question_id", keep="first", maintain_order=True)
-    return [(f"{r['language']} · {r['question_type']} · {_shorten(r['question_text'], 90)}", r["question_id"])
-            for r in questions.iter_rows(named=True)]
+    return [
+        (f"{r['language']} · {r['question_type']} · {_shorten(r['question_text'], 90)}", r["question_id"])
+        for r in questions.iter_rows(named=True)
+    ]
 
 
 def _shorten(text: str | None, limit: int) -> str:
@@ -221,8 +285,10 @@ def _flag(value) -> str:
 
 def _text_block(label: str, text: str | None) -> str:
     # dir="auto": Arabic, Hebrew and Pashto text runs right to left within its own block.
-    return (f'<div class="calmqa-label">{html.escape(label)}</div>'
-            f'<div class="calmqa-text" dir="auto">{html.escape(text or "")}</div>')
+    return (
+        f'<div class="calmqa-label">{html.escape(label)}</div>'
+        f'<div class="calmqa-text" dir="auto">{html.escape(text or "")}</div>'
+    )
 
 
 CSS = """<style>
@@ -258,17 +324,24 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
             if a["is_empty"]:
                 details.append("empty: the provider returned no text (a provider error)")
             elif a["provider_error"]:
-                details.append(f"provider error: the API returned the code {a['provider_error_code']} instead of an answer")
+                details.append(
+                    f"provider error: the API returned the code {a['provider_error_code']} instead of an answer"
+                )
             if has_surface and not a["is_human"]:
                 details.append("correct language: " + _flag(a["language_correct"]))
                 details.append("repetition: " + _flag(a["repetition"]))
                 details.append("no surface issue: " + _flag(a["surface_ok"]))
             if a["rating"] is not None:
-                details.append(f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
-                               f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}")
+                details.append(
+                    f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
+                    f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}"
+                )
             parts.append(f'<div class="calmqa-meta">{html.escape("; ".join(details))}</div>')
-            parts.append(_text_block("Answer", a["text"]) if a["text"] else
-                         '<div class="calmqa-label">Answer</div><div class="calmqa-text"><em>(empty)</em></div>')
+            parts.append(
+                _text_block("Answer", a["text"])
+                if a["text"]
+                else '<div class="calmqa-label">Answer</div><div class="calmqa-text"><em>(empty)</em></div>'
+            )
             if a["text_en"]:
                 parts.append(_text_block("English translation", a["text_en"]))
             parts.append("</div>")
@@ -279,21 +352,28 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
 def summary(answers: pl.DataFrame, has_surface: bool) -> str:
     """What the explorer holds, in words."""
     models = answers.filter(~pl.col("is_human"))
-    surface = ("Surface verdicts come from the `answer_surface` table." if has_surface else
-               "The database has no `answer_surface` table yet, so the surface metrics and verdicts are absent.")
-    return (f"The explorer holds **{answers.height:,} answers** ({models.height:,} from "
-            f"{models['model_name'].n_unique()} models, {answers.height - models.height:,} human references) to "
-            f"{answers['question_id'].n_unique():,} questions in {answers['language'].n_unique()} languages, "
-            f"{answers.filter(pl.col('rating').is_not_null()).height} of them rated by people. {surface}")
+    surface = (
+        "Surface verdicts come from the `answer_surface` table."
+        if has_surface
+        else "The database has no `answer_surface` table yet, so the surface metrics and verdicts are absent."
+    )
+    return (
+        f"The explorer holds **{answers.height:,} answers** ({models.height:,} from "
+        f"{models['model_name'].n_unique()} models, {answers.height - models.height:,} human references) to "
+        f"{answers['question_id'].n_unique():,} questions in {answers['language'].n_unique()} languages, "
+        f"{answers.filter(pl.col('rating').is_not_null()).height} of them rated by people. {surface}"
+    )
 
 
 def question_matches(answers: pl.DataFrame, search: str) -> pl.DataFrame:
     """The answers whose question's text, English text or name holds every word of `search` (any case)."""
     frame = answers
     for word in search.lower().split():
-        frame = frame.filter(pl.col("question_text").str.to_lowercase().str.contains(word, literal=True)
-                             | pl.col("question_text_en").fill_null("").str.to_lowercase().str.contains(word, literal=True)
-                             | pl.col("question_name").str.to_lowercase().str.contains(word, literal=True))
+        frame = frame.filter(
+            pl.col("question_text").str.to_lowercase().str.contains(word, literal=True)
+            | pl.col("question_text_en").fill_null("").str.to_lowercase().str.contains(word, literal=True)
+            | pl.col("question_name").str.to_lowercase().str.contains(word, literal=True)
+        )
     return frame
 
 
@@ -321,23 +401,36 @@ class Explorer:
             ordered = [v for v in order or [] if v in present] + sorted(present - set(order or []))
             return [ALL, *ordered]
 
-        self.language = w.Select(options=options("language", self.language_order), value=ALL, rows=8,
-                                 description="Language")
+        self.language = w.Select(
+            options=options("language", self.language_order), value=ALL, rows=8, description="Language"
+        )
         self.model = w.Dropdown(options=options("model_name", self.model_order), value=ALL, description="Model")
-        self.question_type = w.Dropdown(options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type")
+        self.question_type = w.Dropdown(
+            options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type"
+        )
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
         metrics = available_metrics(self.has_surface)
-        self.metric = w.Dropdown(options=[(m.title, m.key) for m in metrics], value=metrics[0].key,
-                                 description="Metric", layout=w.Layout(width="32em"))
-        self.search = w.Text(value="", placeholder="words of a question, in its language or in English",
-                             description="Search", layout=w.Layout(width="95%"))
-        self.question = w.Select(options=[(ALL, None)], value=None, rows=8, description="Question",
-                                 layout=w.Layout(width="95%"))
+        self.metric = w.Dropdown(
+            options=[(m.title, m.key) for m in metrics],
+            value=metrics[0].key,
+            description="Metric",
+            layout=w.Layout(width="32em"),
+        )
+        self.search = w.Text(
+            value="",
+            placeholder="words of a question, in its language or in English",
+            description="Search",
+            layout=w.Layout(width="95%"),
+        )
+        self.question = w.Select(
+            options=[(ALL, None)], value=None, rows=8, description="Question", layout=w.Layout(width="95%")
+        )
         self.status = w.HTML()
         self.answers_view = w.HTML()
-        self.save_button = w.Button(description="Save matching answers as CSV",
-                                    layout=w.Layout(width="auto"), disabled=output_dir is None)
+        self.save_button = w.Button(
+            description="Save matching answers as CSV", layout=w.Layout(width="auto"), disabled=output_dir is None
+        )
         self.save_button.on_click(lambda _: self.save_selection())
         self.chart = alt.JupyterChart(self._chart(), embed_options={"actions": False})
         self.chart.selections.observe(self._on_pick, [theme.PICK])
@@ -346,12 +439,14 @@ class Explorer:
         self.metric.observe(lambda _: self._refresh_chart(), names="value")
         self.question.observe(lambda _: self._refresh_answers(), names="value")
         self._on_filter()
-        filters = w.HBox([self.language, w.VBox([self.model, self.question_type, self.category, self.collection,
-                                                  self.metric])])
+        filters = w.HBox(
+            [self.language, w.VBox([self.model, self.question_type, self.category, self.collection, self.metric])]
+        )
         # Drawn only where the widgets run: it hides the note shown where they cannot (`show`).
         live = w.HTML(f"<style>.{KERNEL_NOTE_CLASS} {{ display: none; }}</style>")
-        self.widget = w.VBox([live, filters, self.status, self.chart, self.search, self.question, self.save_button,
-                              self.answers_view])
+        self.widget = w.VBox(
+            [live, filters, self.status, self.chart, self.search, self.question, self.save_button, self.answers_view]
+        )
 
     def show(self):
         """Display the note for a notebook without a kernel, then return the widgets to display."""
@@ -362,8 +457,12 @@ class Explorer:
 
     @property
     def filters(self) -> Filters:
-        return Filters(**{f.name: (None if getattr(self, f.name).value == ALL else getattr(self, f.name).value)
-                          for f in fields(Filters)})
+        return Filters(
+            **{
+                f.name: (None if getattr(self, f.name).value == ALL else getattr(self, f.name).value)
+                for f in fields(Filters)
+            }
+        )
 
     @property
     def filtered(self) -> pl.DataFrame:
@@ -378,8 +477,14 @@ class Explorer:
         frame = apply_filters(self.answers, self.filters) if hasattr(self, "collection") else self.answers
         if metric.key not in self._domains:
             self._domains[metric.key] = metric_domain(self.answers, metric)
-        return explorer_chart(metric_cells(frame, metric), metric, self._domains[metric.key], self.model_order,
-                              self.language_order, self.orders.divider(by_label=False))
+        return explorer_chart(
+            metric_cells(frame, metric),
+            metric,
+            self._domains[metric.key],
+            self.model_order,
+            self.language_order,
+            self.orders.divider(by_label=False),
+        )
 
     def _on_filter(self, _change=None) -> None:
         if self._updating:
@@ -392,12 +497,19 @@ class Explorer:
         more = f", the first {len(shown)} listed: search to narrow" if len(options) > len(shown) else ""
         self.question.options = [(f"{ALL} ({len(options):,} questions{more})", None), *shown]
         self.question.value = chosen if chosen in {q for _, q in shown} else None
-        note = "" if self.has_surface else (
-            " The database has no <code>answer_surface</code> table, so surface verdicts are not shown: "
-            "build it with the surface-quality step of <code>make db</code>.")
+        note = (
+            ""
+            if self.has_surface
+            else (
+                " The database has no <code>answer_surface</code> table, so surface verdicts are not shown: "
+                "build it with the surface-quality step of <code>make db</code>."
+            )
+        )
         searched = f" ({len(options):,} with every word of the search)" if self.search.value.strip() else ""
-        self.status.value = (f"<p>{matching.height:,} answers to {matching['question_id'].n_unique():,} questions "
-                             f"match{searched}.{note}</p>")
+        self.status.value = (
+            f"<p>{matching.height:,} answers to {matching['question_id'].n_unique():,} questions "
+            f"match{searched}.{note}</p>"
+        )
         self._refresh_chart()
         self._refresh_answers()
 
@@ -422,7 +534,9 @@ class Explorer:
         picked = getattr(change["new"], "value", None) or []
         if picked and "model_name" in picked[0] and "language_label" in picked[0]:
             labels = {language_label(v): v for v in self.language_order}
-            self.select_cell(picked[0]["model_name"], labels.get(picked[0]["language_label"], picked[0]["language_label"]))
+            self.select_cell(
+                picked[0]["model_name"], labels.get(picked[0]["language_label"], picked[0]["language_label"])
+            )
 
     def save_selection(self) -> Path:
         """Write the matching answers as explorer_selection.csv in the output folder."""

@@ -23,8 +23,19 @@ from ..analyses.dimensions import Orders
 from ..core import vocabulary
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
 from .heatmap import heatmap
-from .theme import (BOX_LABEL, BOX_LABEL_PRINT_SCALE, CHARACTER_WIDTH, CONFIG, PERCENT_DOMAIN, PRINT_PADDING,
-                    PRINT_TEXT_SIZE, PRINT_WIDTHS, SCHEMES, altair, print_layout)
+from .theme import (
+    BOX_LABEL,
+    BOX_LABEL_PRINT_SCALE,
+    CHARACTER_WIDTH,
+    CONFIG,
+    PERCENT_DOMAIN,
+    PRINT_PADDING,
+    PRINT_TEXT_SIZE,
+    PRINT_WIDTHS,
+    SCHEMES,
+    altair,
+    print_layout,
+)
 
 if TYPE_CHECKING:
     import altair as alt
@@ -35,21 +46,47 @@ LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource l
 
 # ---------------------------------------------------------------- model x language heatmaps
 
-def model_language_heatmap(cells: pl.DataFrame, value: str, orders: Orders, *, title: str, value_title: str,
-                           better: str | None, subtitle: str | list[str] | None = None,
-                           column: str = "question_type", column_order: list[str] | None = None,
-                           status: str | None = "status", tooltip: list[str] | None = None,
-                           x: str = "language_label") -> alt.Chart:
+
+def model_language_heatmap(
+    cells: pl.DataFrame,
+    value: str,
+    orders: Orders,
+    *,
+    title: str,
+    value_title: str,
+    better: str | None,
+    subtitle: str | list[str] | None = None,
+    column: str = "question_type",
+    column_order: list[str] | None = None,
+    status: str | None = "status",
+    tooltip: list[str] | None = None,
+    x: str = "language_label",
+) -> alt.Chart:
     """Models (rows, in the paper's order) by language (columns, by resource level with a line between
     the groups: `x` is the column of the language's label or of its name), one panel per value of
     `column` (by default the question types, in the paper's order), a percentage from 0 to 100 printed
     without decimals."""
     by_label = x == "language_label"
-    return heatmap(cells, x=x, y="model", value=value, column=column, status=status, title=title, subtitle=subtitle,
-                   value_title=value_title, value_format=".0f", better=better, domain=PERCENT_DOMAIN,
-                   x_order=orders.labels if by_label else orders.languages, y_order=orders.models,
-                   column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
-                   x_dividers=_present(orders.divider(by_label)), x_title=LANGUAGE_GROUPS, tooltip=tooltip)
+    return heatmap(
+        cells,
+        x=x,
+        y="model",
+        value=value,
+        column=column,
+        status=status,
+        title=title,
+        subtitle=subtitle,
+        value_title=value_title,
+        value_format=".0f",
+        better=better,
+        domain=PERCENT_DOMAIN,
+        x_order=orders.labels if by_label else orders.languages,
+        y_order=orders.models,
+        column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
+        x_dividers=_present(orders.divider(by_label)),
+        x_title=LANGUAGE_GROUPS,
+        tooltip=tooltip,
+    )
 
 
 def _present(divider: str | None) -> list[str]:
@@ -62,57 +99,111 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
     title = f"{surface.METRICS[metric]} by model and language"
     if identification == "all":
         title += ", all 23 languages (beyond the paper; ‡ identified by the new engine)"
-    return model_language_heatmap(cells, metric, orders, title=title, value_title=surface.METRICS[metric],
-                                  better=surface.BETTER[metric])
+    return model_language_heatmap(
+        cells, metric, orders, title=title, value_title=surface.METRICS[metric], better=surface.BETTER[metric]
+    )
 
 
 def provider_error_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Notebook 03: the share of answers that are provider errors, for the models that have any."""
-    return model_language_heatmap(cells, "pct_provider_errors", orders, status=None, better="lower",
-                                  title="% of answers that are provider errors",
-                                  value_title="% provider errors", x="language")
+    return model_language_heatmap(
+        cells,
+        "pct_provider_errors",
+        orders,
+        status=None,
+        better="lower",
+        title="% of answers that are provider errors",
+        value_title="% provider errors",
+        x="language",
+    )
 
 
-def score_heatmap(cells: pl.DataFrame, value: str, orders: Orders, column: str = "question_type",
-                  column_order: list[str] | None = None, subtitle: str | list[str] | None = None) -> alt.Chart:
+def score_heatmap(
+    cells: pl.DataFrame,
+    value: str,
+    orders: Orders,
+    column: str = "question_type",
+    column_order: list[str] | None = None,
+    subtitle: str | list[str] | None = None,
+) -> alt.Chart:
     """Notebooks 04 and 06: one score (x 100) by model and language, per question type (or per group, in
     `column_order`), with the caveats a reader needs in `subtitle`."""
     tooltip = ["model", "language", column, "n_answers", "n_valid", value, "ci_low", "ci_high", "status"]
-    return model_language_heatmap(cells, value, orders, title=f"{scores.SCORES[value]} by model and language",
-                                  value_title=f"{scores.SCORE_SHORT[value]} x 100", better="higher",
-                                  column=column, column_order=column_order, subtitle=subtitle, tooltip=tooltip)
+    return model_language_heatmap(
+        cells,
+        value,
+        orders,
+        title=f"{scores.SCORES[value]} by model and language",
+        value_title=f"{scores.SCORE_SHORT[value]} x 100",
+        better="higher",
+        column=column,
+        column_order=column_order,
+        subtitle=subtitle,
+        tooltip=tooltip,
+    )
 
 
 def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Notebook 09: the share of answers in English by model and language (English left out; paper Figure 16)."""
     return model_language_heatmap(
-        cells, "pct_english", orders.without("English"), x="language", status=None, better="lower",
+        cells,
+        "pct_english",
+        orders.without("English"),
+        x="language",
+        status=None,
+        better="lower",
         value_title="% in English",
         title="Answers in English to questions in another language, by model and language (paper Figure 16)",
-        tooltip=["model", "language", "question_type", "n_answers", "n_with_language", "n_english", "pct_english",
-                 "ci_low", "ci_high"])
+        tooltip=[
+            "model",
+            "language",
+            "question_type",
+            "n_answers",
+            "n_with_language",
+            "n_english",
+            "pct_english",
+            "ci_low",
+            "ci_high",
+        ],
+    )
 
 
 # ---------------------------------------------------------------- 01 dataset overview
 
+
 def specific_categories_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Figure 5: culturally specific questions by category and language (languages by resource level)."""
-    return heatmap(categories, x="language", y="category", value="n_questions",
-                   title="Culturally specific questions by category and language (paper Figure 5)",
-                   value_title="questions", x_order=orders.languages, x_dividers=_present(orders.divider(by_label=False)),
-                   x_title=LANGUAGE_GROUPS,
-                   tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"])
+    return heatmap(
+        categories,
+        x="language",
+        y="category",
+        value="n_questions",
+        title="Culturally specific questions by category and language (paper Figure 5)",
+        value_title="questions",
+        x_order=orders.languages,
+        x_dividers=_present(orders.divider(by_label=False)),
+        x_title=LANGUAGE_GROUPS,
+        tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
+    )
 
 
 def specific_category_shares_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Figure 5 as shares: each category's % of a language's culturally specific questions, so that
     languages with many and few questions compare."""
-    return heatmap(categories, x="language", y="category", value="pct_of_language",
-                   title="Culturally specific questions by category: % of each language's questions "
-                         "(paper Figure 5 as shares)",
-                   value_title="% of the language's questions", value_format=".0f", domain=PERCENT_DOMAIN,
-                   x_order=orders.languages, x_dividers=_present(orders.divider(by_label=False)),
-                   x_title=LANGUAGE_GROUPS, tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"])
+    return heatmap(
+        categories,
+        x="language",
+        y="category",
+        value="pct_of_language",
+        title="Culturally specific questions by category: % of each language's questions (paper Figure 5 as shares)",
+        value_title="% of the language's questions",
+        value_format=".0f",
+        domain=PERCENT_DOMAIN,
+        x_order=orders.languages,
+        x_dividers=_present(orders.divider(by_label=False)),
+        x_title=LANGUAGE_GROUPS,
+        tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
+    )
 
 
 # Figure 1's frame and lettering, in pixels (the labels' font size and line height are the style
@@ -139,22 +230,36 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
     name and count."""
     alt = altair()
     x_scale, y_scale = TREEMAP_WIDTH / boxes["x1"].max(), TREEMAP_HEIGHT / boxes["y1"].max()
-    labelled = boxes.with_columns(label=pl.Series([
-        _box_label(r["category"], r["n_questions"], (r["x1"] - r["x0"]) * x_scale, (r["y1"] - r["y0"]) * y_scale)
-        for r in boxes.iter_rows(named=True)]))
+    labelled = boxes.with_columns(
+        label=pl.Series(
+            [
+                _box_label(
+                    r["category"], r["n_questions"], (r["x1"] - r["x0"]) * x_scale, (r["y1"] - r["y0"]) * y_scale
+                )
+                for r in boxes.iter_rows(named=True)
+            ]
+        )
+    )
     middle = (boxes["n_questions"].min() + boxes["n_questions"].max()) / 2
     base = alt.Chart(labelled).encode(
         x=alt.X("x0:Q", axis=None, scale=alt.Scale(domain=[0, boxes["x1"].max()], nice=False)),
         y=alt.Y("y0:Q", axis=None, scale=alt.Scale(domain=[boxes["y1"].max(), 0], nice=False)),
     )
     rects = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        x2="x1:Q", y2="y1:Q",
+        x2="x1:Q",
+        y2="y1:Q",
         color=alt.Color("n_questions:Q", title="questions", scale=alt.Scale(scheme=SCHEMES[None])),
-        tooltip=["category", "n_questions", alt.Tooltip("pct_of_questions", title="% of questions"),
-                 "description", alt.Tooltip("example", title="example (English)")],
+        tooltip=[
+            "category",
+            "n_questions",
+            alt.Tooltip("pct_of_questions", title="% of questions"),
+            "description",
+            alt.Tooltip("example", title="example (English)"),
+        ],
     )
-    labels = base.mark_text(align="left", baseline="top", dx=_PADDING, dy=_PADDING, style=BOX_LABEL,
-                            lineBreak="\n").encode(
+    labels = base.mark_text(
+        align="left", baseline="top", dx=_PADDING, dy=_PADDING, style=BOX_LABEL, lineBreak="\n"
+    ).encode(
         text="label:N",
         color=alt.condition(f"datum.n_questions > {middle}", alt.value("white"), alt.value("black")),
     )
@@ -164,20 +269,37 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
 
 # ---------------------------------------------------------------- 02 topic similarity
 
-def similarity_heatmap(similarity: pl.DataFrame, order: list[str], group_by: str, question_type: str | None = "specific",
-                       collection: str | None = "human", divider: str | None = None) -> alt.Chart:
+
+def similarity_heatmap(
+    similarity: pl.DataFrame,
+    order: list[str],
+    group_by: str,
+    question_type: str | None = "specific",
+    collection: str | None = "human",
+    divider: str | None = None,
+) -> alt.Chart:
     """The group x group matrix of BC, in `order` on both axes, with a line before `divider` on both
     (the first low-resource language); each cell's tooltip gives BC and Hellinger."""
     item = "paper Figure 6" if topics.reproduces_figure6(group_by, question_type, collection) else "beyond the paper"
     return heatmap(
-        similarity, x="group_b", y="group_a", value="bc",
+        similarity,
+        x="group_b",
+        y="group_a",
+        value="bc",
         title=f"Bhattacharyya coefficient between category distributions, by {group_by} ({item})",
-        value_title="BC", x_order=order, y_order=order, value_format=".2f", x_dividers=_present(divider), y_dividers=_present(divider),
-        tooltip=["group_a", "group_b", "bc", "hellinger"], cell=(28, 22),
+        value_title="BC",
+        x_order=order,
+        y_order=order,
+        value_format=".2f",
+        x_dividers=_present(divider),
+        y_dividers=_present(divider),
+        tooltip=["group_a", "group_b", "bc", "hellinger"],
+        cell=(28, 22),
     )
 
 
 # ---------------------------------------------------------------- panels by resource level
+
 
 def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list[str]]]:
     """The languages of `present`, in the suite's order, as the high- and the low-resource group (each
@@ -191,15 +313,19 @@ def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list
     return [(name, members) for name, members in groups if members]
 
 
-def _panels_by_resource_level(panel: Callable[[bool], alt.Chart], field: str, present: list[str], orders: Orders,
-                              independent_x: bool = False) -> alt.HConcatChart:
+def _panels_by_resource_level(
+    panel: Callable[[bool], alt.Chart], field: str, present: list[str], orders: Orders, independent_x: bool = False
+) -> alt.HConcatChart:
     """The chart `panel(with_row_labels)` faceted by `field` (languages): one titled group of panels per
     resource level, side by side, the row labels on the first group only."""
     alt = altair()
     parts = []
     for index, (name, members) in enumerate(_resource_groups(present, orders)):
-        part = (panel(index == 0).transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
-                .facet(column=alt.Column(f"{field}:N", title=None, sort=members)))
+        part = (
+            panel(index == 0)
+            .transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
+            .facet(column=alt.Column(f"{field}:N", title=None, sort=members))
+        )
         if independent_x:
             part = part.resolve_scale(x="independent")
         parts.append(part.properties(title=alt.TitleParams(name, anchor="middle") if name else ""))
@@ -232,15 +358,27 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
             alt.Chart(table)
             .mark_bar()
             .encode(
-                x=alt.X("share:Q", stack="normalize", title="share of ratings", axis=alt.Axis(format="%", values=[0, 0.5, 1])),
+                x=alt.X(
+                    "share:Q",
+                    stack="normalize",
+                    title="share of ratings",
+                    axis=alt.Axis(format="%", values=[0, 0.5, 1]),
+                ),
                 y=alt.Y("model:N", sort=models, title=None, axis=alt.Axis() if with_row_labels else None),
-                color=alt.Color("rating_label:O", title="rating (5 is best)",
-                                scale=alt.Scale(scheme=SCHEMES["higher"],
-                                                domain=[str(r) for r in vocabulary.RATING_LEVELS])),
+                color=alt.Color(
+                    "rating_label:O",
+                    title="rating (5 is best)",
+                    scale=alt.Scale(scheme=SCHEMES["higher"], domain=[str(r) for r in vocabulary.RATING_LEVELS]),
+                ),
                 order=alt.Order("rating:Q"),
-                tooltip=[alt.Tooltip(column), alt.Tooltip("model"), alt.Tooltip("rating"),
-                         alt.Tooltip("n", title="ratings"), alt.Tooltip("share", format=".0%"),
-                         alt.Tooltip("mean_rating", title="mean rating", format=".2f")],
+                tooltip=[
+                    alt.Tooltip(column),
+                    alt.Tooltip("model"),
+                    alt.Tooltip("rating"),
+                    alt.Tooltip("n", title="ratings"),
+                    alt.Tooltip("share", format=".0%"),
+                    alt.Tooltip("mean_rating", title="mean rating", format=".2f"),
+                ],
             )
             .properties(width=RATING_PANEL_WIDTH, height=RATING_PANEL_HEIGHT)
         )
@@ -258,19 +396,29 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
 
 # ---------------------------------------------------------------- 07 NativQA
 
-def nativqa_score_heatmap(cells: pl.DataFrame, metric: str, regions: list[str], models: list[str],
-                          paper_table: int) -> alt.Chart:
+
+def nativqa_score_heatmap(
+    cells: pl.DataFrame, metric: str, regions: list[str], models: list[str], paper_table: int
+) -> alt.Chart:
     """Model x region heatmap of one metric (higher is better), values printed as the paper does,
     regions by resource level with a line between the levels."""
     spec = METRIC_BY_NAME[metric]
     level = dict(cells.select("region", "resource_level").unique().iter_rows())
     firsts = [region for i, region in enumerate(regions) if i and level.get(region) != level.get(regions[i - 1])]
     return heatmap(
-        cells, x="region", y="model", value="value",
+        cells,
+        x="region",
+        y="model",
+        value="value",
         title=f"NativQA zero-shot {spec.display_name} by model and region (paper Table {paper_table})",
-        value_title=spec.display_name, x_order=regions, y_order=models, better="higher", x_dividers=firsts,
+        value_title=spec.display_name,
+        x_order=regions,
+        y_order=models,
+        better="higher",
+        x_dividers=firsts,
         x_title="regions by resource level, high to extremely low (a line between levels)",
-        tooltip=["model", "region", "resource_level", "value"], value_format=f".{spec.decimals}f",
+        tooltip=["model", "region", "resource_level", "value"],
+        value_format=f".{spec.decimals}f",
         # Wider cells than the default band, so that a three-decimal score fits inside its cell.
         cell=(56, 30),
     )
@@ -283,31 +431,49 @@ def resource_level_chart(levels: pl.DataFrame, metric: str = "bleu") -> alt.Char
     spec = METRIC_BY_NAME[metric]
     models = levels.filter(pl.col("model") != "all models")
     present = [level for level in RESOURCE_LEVELS if level in set(models["resource_level"])]
-    chart = alt.Chart(models).mark_bar().encode(
-        x=alt.X("resource_level:N", sort=present, title="resource level", axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("model:N"),
-        y=alt.Y(f"{column}:Q", title=f"average {spec.display_name} (higher is better)"),
-        color=alt.Color("model:N", title="model", legend=alt.Legend(columns=2)),
-        tooltip=["resource_level", "model", "n_regions", alt.Tooltip(f"{column}:Q", format=".4f")],
-    ).properties(title=f"NativQA zero-shot {spec.display_name} by resource level ({nativqa.resource_level_item(metric)})",
-                 width=420, height=260)
+    chart = (
+        alt.Chart(models)
+        .mark_bar()
+        .encode(
+            x=alt.X("resource_level:N", sort=present, title="resource level", axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("model:N"),
+            y=alt.Y(f"{column}:Q", title=f"average {spec.display_name} (higher is better)"),
+            color=alt.Color("model:N", title="model", legend=alt.Legend(columns=2)),
+            tooltip=["resource_level", "model", "n_regions", alt.Tooltip(f"{column}:Q", format=".4f")],
+        )
+        .properties(
+            title=f"NativQA zero-shot {spec.display_name} by resource level ({nativqa.resource_level_item(metric)})",
+            width=420,
+            height=260,
+        )
+    )
     return print_layout(chart, "column", 0.42)
 
 
 # ---------------------------------------------------------------- 08 paper reproduction
 
+
 def claims_status_chart(long: pl.DataFrame) -> alt.Chart:
     """One bar per paper, split by status: how much of each paper the suite reproduces."""
     alt = altair()
     statuses = long.sort("position")["status"].unique(maintain_order=True).to_list()
-    chart = alt.Chart(long).mark_bar().encode(
-        x=alt.X("claims:Q", title="printed numbers", stack="zero"),
-        y=alt.Y("paper_name:N", title=None),
-        color=alt.Color("status:N", sort=statuses, title="status",
-                        scale=alt.Scale(domain=statuses, scheme=SCHEMES["higher"], reverse=True)),
-        order=alt.Order("position:Q"),
-        tooltip=[alt.Tooltip("paper_name", title="paper"), "status", "claims"],
-    ).properties(title="The papers' printed numbers by status of their reproduction", width=520, height=90)
+    chart = (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            x=alt.X("claims:Q", title="printed numbers", stack="zero"),
+            y=alt.Y("paper_name:N", title=None),
+            color=alt.Color(
+                "status:N",
+                sort=statuses,
+                title="status",
+                scale=alt.Scale(domain=statuses, scheme=SCHEMES["higher"], reverse=True),
+            ),
+            order=alt.Order("position:Q"),
+            tooltip=[alt.Tooltip("paper_name", title="paper"), "status", "claims"],
+        )
+        .properties(title="The papers' printed numbers by status of their reproduction", width=520, height=90)
+    )
     return print_layout(chart, "page", 0.72)
 
 
@@ -326,11 +492,16 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
 
     def panel(with_row_labels: bool) -> alt.Chart:
         return (
-            alt.Chart(counts).mark_bar().encode(
+            alt.Chart(counts)
+            .mark_bar()
+            .encode(
                 x=alt.X("n_answers:Q", title="answers", stack="zero", axis=alt.Axis(tickCount=3)),
                 y=alt.Y("model:N", title=None, sort=models, axis=alt.Axis() if with_row_labels else None),
-                color=alt.Color("level:O", title=f"{verdict.replace('_', ' ')} ({levels[0]} is best)",
-                                scale=alt.Scale(domain=levels, scheme=SCHEMES["higher"], reverse=True)),
+                color=alt.Color(
+                    "level:O",
+                    title=f"{verdict.replace('_', ' ')} ({levels[0]} is best)",
+                    scale=alt.Scale(domain=levels, scheme=SCHEMES["higher"], reverse=True),
+                ),
                 order=alt.Order("level_position:Q"),
                 tooltip=["language", "model", "level", "n_answers"],
             )
@@ -340,15 +511,28 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
     present = counts["language"].unique(maintain_order=True).to_list()
     chart = _panels_by_resource_level(panel, "language", present, orders, independent_x=True).properties(
         title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
-              f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions (paper Figure {figure})")
+        f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions (paper Figure {figure})"
+    )
     longest_model = max((len(m) for m in models), default=1)
     return print_layout(chart, "page", _print_scale_for_panels(len(present), VERDICT_PANEL_WIDTH, longest_model))
 
 
 # ---------------------------------------------------------------- 10 language identification
 
+
 def engine_accuracy_heatmap(cells: pl.DataFrame, languages: list[str], engines: list[str]) -> alt.Chart:
     """Notebook 10: the % of held-out release texts each engine identified, by language."""
-    return heatmap(cells, x="engine", y="language_label", value="pct", title="% of held-out release texts identified, by engine",
-                   value_title="% identified", better="higher", domain=PERCENT_DOMAIN, value_format=".0f",
-                   x_order=engines, y_order=languages, tooltip=["language", "engine", "n_texts", "pct"])
+    return heatmap(
+        cells,
+        x="engine",
+        y="language_label",
+        value="pct",
+        title="% of held-out release texts identified, by engine",
+        value_title="% identified",
+        better="higher",
+        domain=PERCENT_DOMAIN,
+        value_format=".0f",
+        x_order=engines,
+        y_order=languages,
+        tooltip=["language", "engine", "n_texts", "pct"],
+    )

@@ -17,9 +17,27 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .theme import (CELL_LABEL, CHARACTER_WIDTH, DARK_END, DIMMED_OPACITY, DIVIDER_COLOUR, DIVIDER_WIDTH, HIGHLIGHT,
-                    MISSING_COLOUR, PICK, PRINT_CELL_LABEL_SIZE, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS, SCHEMES, STATUS_LABEL,
-                    STATUS_STYLES, altair, better_title, print_layout)
+from .theme import (
+    CELL_LABEL,
+    CHARACTER_WIDTH,
+    DARK_END,
+    DIMMED_OPACITY,
+    DIVIDER_COLOUR,
+    DIVIDER_WIDTH,
+    HIGHLIGHT,
+    MISSING_COLOUR,
+    PICK,
+    PRINT_CELL_LABEL_SIZE,
+    PRINT_PADDING,
+    PRINT_TEXT_SIZE,
+    PRINT_WIDTHS,
+    SCHEMES,
+    STATUS_LABEL,
+    STATUS_STYLES,
+    altair,
+    better_title,
+    print_layout,
+)
 
 if TYPE_CHECKING:
     import altair as alt
@@ -99,34 +117,53 @@ def heatmap(
         tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
     )
     # A cell without a value is grey and has no label (Vega would print "null").
-    labels = base_values.transform_filter(f"isValid(datum[{json.dumps(value)}])").mark_text(style=CELL_LABEL).encode(
-        x=x_enc,
-        y=y_enc,
-        text=alt.Text(f"{value}:Q", format=value_format),
-        color=alt.condition(_on_dark(value, better, domain or _range(table[value])), alt.value("white"),
-                            alt.value("black")),
+    labels = (
+        base_values.transform_filter(f"isValid(datum[{json.dumps(value)}])")
+        .mark_text(style=CELL_LABEL)
+        .encode(
+            x=x_enc,
+            y=y_enc,
+            text=alt.Text(f"{value}:Q", format=value_format),
+            color=alt.condition(
+                _on_dark(value, better, domain or _range(table[value])), alt.value("white"), alt.value("black")
+            ),
+        )
     )
     layers = [cells, labels]
     shown = [s for s in STATUS_STYLES if status is not None and s in set(table[status])]
     if shown:
         # `fill`, not `color`: a scale and a legend of their own beside the value's.
-        status_colour = alt.Fill(f"{status}:N", title="no value shown",
-                                 scale=alt.Scale(domain=shown, range=[STATUS_STYLES[s]["colour"] for s in shown]))
+        status_colour = alt.Fill(
+            f"{status}:N",
+            title="no value shown",
+            scale=alt.Scale(domain=shown, range=[STATUS_STYLES[s]["colour"] for s in shown]),
+        )
         status_cells = base_status.mark_rect().encode(
-            x=x_enc, y=y_enc, fill=status_colour,
-            tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns])
+            x=x_enc,
+            y=y_enc,
+            fill=status_colour,
+            tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
+        )
         short = {s: STATUS_STYLES[s]["label"] for s in shown}
-        status_labels = base_status.transform_calculate(
-            status_label=f"{json.dumps(short)}[datum[{json.dumps(status)}]]",
-        ).mark_text(style=STATUS_LABEL, color="black").encode(x=x_enc, y=y_enc, text="status_label:N")
+        status_labels = (
+            base_status.transform_calculate(
+                status_label=f"{json.dumps(short)}[datum[{json.dumps(status)}]]",
+            )
+            .mark_text(style=STATUS_LABEL, color="black")
+            .encode(x=x_enc, y=y_enc, text="status_label:N")
+        )
         layers += [status_cells, status_labels]
     if linked:
-        highlighted = (f"length({HIGHLIGHT}) == 0 || indexof({HIGHLIGHT}, toString(datum[{json.dumps(x)}])) >= 0"
-                       f" || indexof({HIGHLIGHT}, toString(datum[{json.dumps(y)}])) >= 0")
+        highlighted = (
+            f"length({HIGHLIGHT}) == 0 || indexof({HIGHLIGHT}, toString(datum[{json.dumps(x)}])) >= 0"
+            f" || indexof({HIGHLIGHT}, toString(datum[{json.dumps(y)}])) >= 0"
+        )
         opacity = alt.condition(highlighted, alt.value(1.0), alt.value(DIMMED_OPACITY))
         pick = alt.selection_point(name=PICK, fields=[x, y], on="click", clear="dblclick", toggle=False)
-        layers = [layers[0].encode(opacity=opacity).add_params(pick),
-                  *(layer.encode(opacity=opacity) for layer in layers[1:])]
+        layers = [
+            layers[0].encode(opacity=opacity).add_params(pick),
+            *(layer.encode(opacity=opacity) for layer in layers[1:]),
+        ]
     for field, dividers, channel, order in ((x, x_dividers, "x", x_order), (y, y_dividers, "y", y_order)):
         layers += [_divider(base, field, divider, channel, order) for divider in dividers]
     chart = alt.layer(*layers).properties(width=alt.Step(cell[0]), height=alt.Step(cell[1]))
@@ -143,14 +180,17 @@ def _divider(base: alt.Chart, field: str, before: str, channel: str, order: list
     """A line along the start of the band of `before` on `channel`: between two groups of values."""
     alt = altair()
     position = {"x": alt.X, "y": alt.Y}[channel](f"{field}:N", sort=order, bandPosition=0)
-    return (base.transform_filter(f"datum[{json.dumps(field)}] === {json.dumps(before)}")
-            .transform_aggregate(groupby=[field])
-            .mark_rule(color=DIVIDER_COLOUR, strokeWidth=DIVIDER_WIDTH)
-            .encode(**{channel: position}))
+    return (
+        base.transform_filter(f"datum[{json.dumps(field)}] === {json.dumps(before)}")
+        .transform_aggregate(groupby=[field])
+        .mark_rule(color=DIVIDER_COLOUR, strokeWidth=DIVIDER_WIDTH)
+        .encode(**{channel: position})
+    )
 
 
-def _print_scale(table: pl.DataFrame, x: str, y: str, column: str | None, cell_width: int, size: str,
-                 widest_label: float) -> float:
+def _print_scale(
+    table: pl.DataFrame, x: str, y: str, column: str | None, cell_width: int, size: str, widest_label: float
+) -> float:
     """How much smaller than on screen the cells are drawn in print: as wide as the `size`'s width
     allows beside the row labels, for the most columns any panel has, but wide enough for the widest
     cell label (a heatmap with too many columns for the width then prints wider than it, and the print

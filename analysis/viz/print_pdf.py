@@ -99,7 +99,7 @@ def canonical_pdf(pdf: bytes) -> bytes:
     the entries of its resource maps sorted by name: svg2pdf's output for one chart in one byte
     sequence. Stream contents are kept as they are."""
     first_line = pdf.index(b"\n") + 1
-    header_end = pdf.index(b"\n", first_line) + 1 if pdf[first_line:first_line + 1] == b"%" else first_line
+    header_end = pdf.index(b"\n", first_line) + 1 if pdf[first_line : first_line + 1] == b"%" else first_line
     objects: dict[int, tuple[bytes, bytes]] = {}
     xref = pdf.rindex(b"\nxref\n")
     position = header_end
@@ -115,7 +115,7 @@ def canonical_pdf(pdf: bytes) -> bytes:
             head, tail = pdf[start:end], b""
         objects[int(match.group(1))] = (_sorted_name_maps(head), tail)
         position = end + len(b"endobj")
-    trailer = pdf[pdf.index(b"trailer", xref):pdf.index(b"startxref", xref)]
+    trailer = pdf[pdf.index(b"trailer", xref) : pdf.index(b"startxref", xref)]
 
     order: list[int] = []
     seen: set[int] = set()

@@ -68,300 +68,629 @@ class Spec:
 # Labels of columns that many tables share; a spec's own labels win. A column without a label shows its
 # name in words (`n_answers` -> `N answers`).
 LABELS = {
-    "language": "Language", "model": "Model", "question_type": "Question type", "resource_level": "Resource level",
-    "category": "Category", "region": "Region", "metric": "Metric", "engine": "Engine",
-    "n_questions": "Questions", "n_answers": "Answers", "n_languages": "Languages", "n_regions": "Regions",
-    "n_texts": "Texts", "n_paragraphs": "Paragraphs", "n": "Answers",
-    "ci_low": "95% CI low", "ci_high": "95% CI high",
-    "estimate": "Estimate", "std_error": "Std. error", "z": "z", "p": "p", "p_value": "p",
-    "odds_ratio": "Odds ratio", "log_likelihood": "Log-likelihood", "aic": "AIC",
-    "excerpt": "Excerpt", "note": "Note", "reason": "Reason",
+    "language": "Language",
+    "model": "Model",
+    "question_type": "Question type",
+    "resource_level": "Resource level",
+    "category": "Category",
+    "region": "Region",
+    "metric": "Metric",
+    "engine": "Engine",
+    "n_questions": "Questions",
+    "n_answers": "Answers",
+    "n_languages": "Languages",
+    "n_regions": "Regions",
+    "n_texts": "Texts",
+    "n_paragraphs": "Paragraphs",
+    "n": "Answers",
+    "ci_low": "95% CI low",
+    "ci_high": "95% CI high",
+    "estimate": "Estimate",
+    "std_error": "Std. error",
+    "z": "z",
+    "p": "p",
+    "p_value": "p",
+    "odds_ratio": "Odds ratio",
+    "log_likelihood": "Log-likelihood",
+    "aic": "AIC",
+    "excerpt": "Excerpt",
+    "note": "Note",
+    "reason": "Reason",
 }
 RESOURCE_LEVELS = {"high": "high", "low": "low", "medium": "medium", "extremely_low": "extremely low"}
-NATIVQA_METRICS = {"bertscore_f1": "BERTScore F1", "bleu": "BLEU", "rouge1": "ROUGE-1",
-                   "gpt4o_judge_1to10": "GPT-4o judge (1-10)"}
-ENGINES = {"paper": "paper's pipeline", "all23": "new engine (all 23)", "py3langid": "py3langid",
-           "pyfranc": "pyfranc", "lingua": "lingua", "fasttext": "fastText"}
+NATIVQA_METRICS = {
+    "bertscore_f1": "BERTScore F1",
+    "bleu": "BLEU",
+    "rouge1": "ROUGE-1",
+    "gpt4o_judge_1to10": "GPT-4o judge (1-10)",
+}
+ENGINES = {
+    "paper": "paper's pipeline",
+    "all23": "new engine (all 23)",
+    "py3langid": "py3langid",
+    "pyfranc": "pyfranc",
+    "lingua": "lingua",
+    "fasttext": "fastText",
+}
 SCORES = {"s": "S", "s_surf": "S_surf", "s_fact": "S_fact", "s_rel": "S_rel"}
 ENGINE_LABELS = {key: label[0].upper() + label[1:] for key, label in ENGINES.items()}
 
 _BESIDE_PAPER = Spec(
     "The paper's printed numbers beside the suite's, at the paper's precision",
-    labels={"item": "Paper item", "row": "Row", "column": "Column", "paper": "Paper", "suite": "Suite",
-            "expect": "Expected", "reason": "Why they differ"},
-    markdown=("reason",))
-_TESTS = {"n_a": "Answers: {group_a}", "n_b": "Answers: {group_b}", "mean_a": "Mean x 100: {group_a}",
-          "mean_b": "Mean x 100: {group_b}", "difference": "Difference (points)", "ks_d": "KS D"}
+    labels={
+        "item": "Paper item",
+        "row": "Row",
+        "column": "Column",
+        "paper": "Paper",
+        "suite": "Suite",
+        "expect": "Expected",
+        "reason": "Why they differ",
+    },
+    markdown=("reason",),
+)
+_TESTS = {
+    "n_a": "Answers: {group_a}",
+    "n_b": "Answers: {group_b}",
+    "mean_a": "Mean x 100: {group_a}",
+    "mean_b": "Mean x 100: {group_b}",
+    "difference": "Difference (points)",
+    "ks_d": "KS D",
+}
 _TEST_DECIMALS = {"mean_a": 1, "mean_b": 1, "difference": 1, "ks_d": 3}
 # Table 2's scores and the same table without every score (`scores.scores_by_model`), shown alike.
 _SCORES_BY_MODEL = dict(
     labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100", "metrics_coverage": "Metrics coverage"},
     decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
-    rows_by="model", values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS})
+    rows_by="model",
+    values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS},
+)
 _VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPE_LABELS})
-_CLAIM_STATUS = {"claims": "Claims", "exact": "Exact", "within rounding": "Within rounding", "differs": "Differs",
-                 "not in the release": "Not in the release", "failing": "Failing", "paper": "Paper", "item": "Item"}
+_CLAIM_STATUS = {
+    "claims": "Claims",
+    "exact": "Exact",
+    "within rounding": "Within rounding",
+    "differs": "Differs",
+    "not in the release": "Not in the release",
+    "failing": "Failing",
+    "paper": "Paper",
+    "item": "Item",
+}
 _RATED = Spec(
     "Rated Kirundi answers: the annotator's label against the paper pipeline's and the new engine's verdicts",
-    labels={"rating_id": "Rating", "annotator_label": "Annotator", "paper_verdict": "Paper's pipeline",
-            "new_verdict": "New engine", "ngram_margin": "N-gram margin", "agrees": "Agrees"},
-    decimals={"ngram_margin": 3})
+    labels={
+        "rating_id": "Rating",
+        "annotator_label": "Annotator",
+        "paper_verdict": "Paper's pipeline",
+        "new_verdict": "New engine",
+        "ngram_margin": "N-gram margin",
+        "agrees": "Agrees",
+    },
+    decimals={"ngram_margin": 3},
+)
 _ENGINE_SHARES = {key: f"{label} %" for key, label in ENGINE_LABELS.items()}
-_NATIVQA_AVERAGES = dict(labels={**NATIVQA_METRICS, "n_models": "Models"},
-                         decimals={m: 4 for m in NATIVQA_METRICS},
-                         values={"resource_level": RESOURCE_LEVELS})
+_NATIVQA_AVERAGES = dict(
+    labels={**NATIVQA_METRICS, "n_models": "Models"},
+    decimals={m: 4 for m in NATIVQA_METRICS},
+    values={"resource_level": RESOURCE_LEVELS},
+)
 
 SPECS: dict[str, Spec] = {
     # 01 dataset overview
     "table4_question_lengths": Spec(
         "Table 4: questions per language, and the mean and standard deviation of question and human-answer "
         "lengths in UTF-8 bytes (n/a: no human answer)",
-        labels={"n_questions": "# Q", "question_bytes_mean": "Q bytes mean", "question_bytes_std": "Q bytes std",
-                "n_human_answers": "# A", "answer_bytes_mean": "A bytes mean", "answer_bytes_std": "A bytes std"},
+        labels={
+            "n_questions": "# Q",
+            "question_bytes_mean": "Q bytes mean",
+            "question_bytes_std": "Q bytes std",
+            "n_human_answers": "# A",
+            "answer_bytes_mean": "A bytes mean",
+            "answer_bytes_std": "A bytes std",
+        },
         decimals={"question_bytes_mean": 1, "question_bytes_std": 1, "answer_bytes_mean": 1, "answer_bytes_std": 1},
-        rows_by="resource_level", missing="n/a",
+        rows_by="resource_level",
+        missing="n/a",
         values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}},
-        wide=Wide("question_type", ("n_questions", "question_bytes_mean", "question_bytes_std", "n_human_answers",
-                                    "answer_bytes_mean", "answer_bytes_std"),
-                  {"specific": "Culturally specific", "agnostic": "Culturally agnostic"})),
-    "dataset_counts": Spec("The dataset in the counts the paper's text gives", hide=("quantity",),
-                           labels={"description": "What is counted", "value": "Count"}),
+        wide=Wide(
+            "question_type",
+            (
+                "n_questions",
+                "question_bytes_mean",
+                "question_bytes_std",
+                "n_human_answers",
+                "answer_bytes_mean",
+                "answer_bytes_std",
+            ),
+            {"specific": "Culturally specific", "agnostic": "Culturally agnostic"},
+        ),
+    ),
+    "dataset_counts": Spec(
+        "The dataset in the counts the paper's text gives",
+        hide=("quantity",),
+        labels={"description": "What is counted", "value": "Count"},
+    ),
     "table10_languages": Spec(
-        "Table 10: the 23 languages", hide=("speakers_low", "speakers_high"), rows_by="resource_level",
-        labels={"iso_code": "ISO code", "family": "Family", "branch": "Branch", "morphology": "Morphology",
-                "word_order": "Word order", "script": "Script", "region": "Where spoken", "speakers": "Speakers"},
-        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
+        "Table 10: the 23 languages",
+        hide=("speakers_low", "speakers_high"),
+        rows_by="resource_level",
+        labels={
+            "iso_code": "ISO code",
+            "family": "Family",
+            "branch": "Branch",
+            "morphology": "Morphology",
+            "word_order": "Word order",
+            "script": "Script",
+            "region": "Where spoken",
+            "speakers": "Speakers",
+        },
+        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}},
+    ),
     "top_category_by_language": Spec(
         "Each language's most frequent category of culturally specific questions",
-        labels={"top_category": "Top category", "n_questions": "Its questions",
-                "language_questions": "Language's questions", "pct_of_language": "% of the language's"},
-        decimals={"pct_of_language": 1}, rows_by="resource_level",
-        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
+        labels={
+            "top_category": "Top category",
+            "n_questions": "Its questions",
+            "language_questions": "Language's questions",
+            "pct_of_language": "% of the language's",
+        },
+        decimals={"pct_of_language": 1},
+        rows_by="resource_level",
+        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}},
+    ),
     "top_category_counts": Spec(
         "In how many languages of each resource level a category comes first",
-        labels={"top_category": "Top category", "n_languages": "Languages where it is first",
-                "languages": "Which", "n_languages_in_level": "Languages of the level"},
+        labels={
+            "top_category": "Top category",
+            "n_languages": "Languages where it is first",
+            "languages": "Which",
+            "n_languages_in_level": "Languages of the level",
+        },
         rows_by="resource_level",
-        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
+        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}},
+    ),
     # 02 topic similarity
     "left_out_groups": Spec("Groups left out of the comparison for having too few questions"),
     "most_similar_pairs": Spec(
         "The most similar pairs of groups (highest Bhattacharyya coefficient)",
-        labels={"rank": "Rank", "group_a": "Group", "group_b": "Other group", "bc": "Bhattacharyya coefficient",
-                "hellinger": "Hellinger distance"}, decimals={"bc": 3, "hellinger": 3}),
+        labels={
+            "rank": "Rank",
+            "group_a": "Group",
+            "group_b": "Other group",
+            "bc": "Bhattacharyya coefficient",
+            "hellinger": "Hellinger distance",
+        },
+        decimals={"bc": 3, "hellinger": 3},
+    ),
     "least_similar_pairs": Spec(
         "The least similar pairs of groups (lowest Bhattacharyya coefficient)",
-        labels={"rank": "Rank", "group_a": "Group", "group_b": "Other group", "bc": "Bhattacharyya coefficient",
-                "hellinger": "Hellinger distance"}, decimals={"bc": 3, "hellinger": 3}),
+        labels={
+            "rank": "Rank",
+            "group_a": "Group",
+            "group_b": "Other group",
+            "bc": "Bhattacharyya coefficient",
+            "hellinger": "Hellinger distance",
+        },
+        decimals={"bc": 3, "hellinger": 3},
+    ),
     "pooled_resource_similarity": Spec(
         "High- against low-resource languages, each level's questions pooled",
-        labels={"high_questions": "High-resource questions", "low_questions": "Low-resource questions",
-                "bc": "Bhattacharyya coefficient", "hellinger": "Hellinger distance"},
-        decimals={"bc": 3, "hellinger": 3}),
+        labels={
+            "high_questions": "High-resource questions",
+            "low_questions": "Low-resource questions",
+            "bc": "Bhattacharyya coefficient",
+            "hellinger": "Hellinger distance",
+        },
+        decimals={"bc": 3, "hellinger": 3},
+    ),
     # 03 surface quality
     "rates_by_model": Spec(
         "Surface verdicts per model and question type, the answers of all languages pooled (%)",
-        labels={"n_provider_errors": "Provider errors", "pct_correct_language": "% correct language",
-                "pct_repetition": "% with repetitions", "pct_surface_ok": "% without surface issues",
-                "pct_provider_errors": "% provider errors"},
+        labels={
+            "n_provider_errors": "Provider errors",
+            "pct_correct_language": "% correct language",
+            "pct_repetition": "% with repetitions",
+            "pct_surface_ok": "% without surface issues",
+            "pct_provider_errors": "% provider errors",
+        },
         decimals={"pct_correct_language": 1, "pct_repetition": 1, "pct_surface_ok": 1, "pct_provider_errors": 1},
-        rows_by="model", values={"question_type": QUESTION_TYPE_LABELS}),
+        rows_by="model",
+        values={"question_type": QUESTION_TYPE_LABELS},
+    ),
     "table2_footnote_provider_errors": Spec(
         "Table 2 footnote: provider errors per model and question type, over the 19 languages Table 2 aggregates",
-        labels={"n_provider_errors": "Provider errors", "n_other": "OTHER", "n_safety": "SAFETY",
-                "n_recitation": "RECITATION", "n_empty": "Empty", "pct_provider_errors": "% provider errors"},
+        labels={
+            "n_provider_errors": "Provider errors",
+            "n_other": "OTHER",
+            "n_safety": "SAFETY",
+            "n_recitation": "RECITATION",
+            "n_empty": "Empty",
+            "pct_provider_errors": "% provider errors",
+        },
         decimals={"pct_provider_errors": 1, "ci_low": 1, "ci_high": 1},
-        rows_by="model", values={"question_type": QUESTION_TYPE_LABELS}),
+        rows_by="model",
+        values={"question_type": QUESTION_TYPE_LABELS},
+    ),
     "beside_paper": _BESIDE_PAPER,
     "table13_identification_accuracy": Spec(
         "Table 13: culturally specific questions identified as their own language (%), with 95% Wilson intervals",
-        labels={"iso_code": "ISO code", "unreliable": "Unreliable", "n_identified": "Identified",
-                "pct_identified": "% identified", "n_questions_all_types": "Questions (both types)",
-                "pct_identified_all_types": "% identified (both types)", "detected_instead": "Taken for instead"},
+        labels={
+            "iso_code": "ISO code",
+            "unreliable": "Unreliable",
+            "n_identified": "Identified",
+            "pct_identified": "% identified",
+            "n_questions_all_types": "Questions (both types)",
+            "pct_identified_all_types": "% identified (both types)",
+            "detected_instead": "Taken for instead",
+        },
         decimals={"pct_identified": 2, "ci_low": 2, "ci_high": 2, "pct_identified_all_types": 2},
         rows_by="resource_level",
-        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
+        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}},
+    ),
     "textual_indicators": Spec(
         "Appendix C.2: share of answers (%) with each textual indicator, per model and scope",
-        labels={"scope": "Scope", "apology": "Apology", "language_name_mention": "Names the language",
-                "translation_mention": "Mentions translation", "emoji": "Emoji"},
+        labels={
+            "scope": "Scope",
+            "apology": "Apology",
+            "language_name_mention": "Names the language",
+            "translation_mention": "Mentions translation",
+            "emoji": "Emoji",
+        },
         decimals={"apology": 2, "language_name_mention": 2, "translation_mention": 2, "emoji": 2},
-        rows_by="model"),
+        rows_by="model",
+    ),
     "table17_answer_token_counts": Spec(
         "Table 17: answer lengths in o200k_base tokens, answers to culturally specific questions",
-        labels={"tokenizer": "Tokenizer", "n_all": "Answers", "mean_all": "Mean", "median_all": "Median",
-                "std_all": "Std", "n_clean": "Answers", "mean_clean": "Mean", "median_clean": "Median",
-                "std_clean": "Std"},
+        labels={
+            "tokenizer": "Tokenizer",
+            "n_all": "Answers",
+            "mean_all": "Mean",
+            "median_all": "Median",
+            "std_all": "Std",
+            "n_clean": "Answers",
+            "mean_clean": "Mean",
+            "median_clean": "Median",
+            "std_clean": "Std",
+        },
         decimals={c: 1 for c in ("mean_all", "median_all", "std_all", "mean_clean", "median_clean", "std_clean")},
-        spanners={"All answers": ("n_all", "mean_all", "median_all", "std_all"),
-                  "In the correct language, without repetitions": ("n_clean", "mean_clean", "median_clean",
-                                                                   "std_clean")}),
+        spanners={
+            "All answers": ("n_all", "mean_all", "median_all", "std_all"),
+            "In the correct language, without repetitions": ("n_clean", "mean_clean", "median_clean", "std_clean"),
+        },
+    ),
     "agreement_crosstab": Spec(
         "The annotators' language label against the automatic verdict, 300 rated answers",
-        labels={"identification": "Identification", "annotator_label": "Annotator's label",
-                "correct": "Verdict: correct", "incorrect": "Verdict: incorrect"}),
+        labels={
+            "identification": "Identification",
+            "annotator_label": "Annotator's label",
+            "correct": "Verdict: correct",
+            "incorrect": "Verdict: incorrect",
+        },
+    ),
     "agreement_kappa": Spec(
         "Agreement of the automatic language verdict with the annotators: Cohen's kappa three ways",
-        labels={"languages": "Languages", "partially_as": "`partially` counted as",
-                "n_unreliable_answers": "Of unreliable languages", "pct_agreement": "% agreement",
-                "cohens_kappa": "Cohen's kappa"},
-        decimals={"pct_agreement": 1, "cohens_kappa": 3}),
+        labels={
+            "languages": "Languages",
+            "partially_as": "`partially` counted as",
+            "n_unreliable_answers": "Of unreliable languages",
+            "pct_agreement": "% agreement",
+            "cohens_kappa": "Cohen's kappa",
+        },
+        decimals={"pct_agreement": 1, "cohens_kappa": 3},
+    ),
     # 04 answer scores (and 06's groups); without every score the table is Table 2's surface column only
     "table2_scores_by_model": Spec(
-        "Table 2: scores x 100 per model and question type, the answers of all languages pooled", **_SCORES_BY_MODEL),
+        "Table 2: scores x 100 per model and question type, the answers of all languages pooled", **_SCORES_BY_MODEL
+    ),
     "scores_by_model": Spec(
         "Scores x 100 per model and question type, the answers of all languages pooled (blank: the score "
-        "needs imported metrics)", **_SCORES_BY_MODEL),
+        "needs imported metrics)",
+        **_SCORES_BY_MODEL,
+    ),
     # 05 human evaluation
     "table25_language_correct_counts": Spec(
         "Table 25: is the answer in the question's language? Annotators' verdicts per language, question type "
-        "and model", labels={"yes": "Yes", "partially": "Partially", "no": "No", **_VERDICT_COUNTS["labels"]},
-        rows_by="language", values=_VERDICT_COUNTS["values"]),
+        "and model",
+        labels={"yes": "Yes", "partially": "Partially", "no": "No", **_VERDICT_COUNTS["labels"]},
+        rows_by="language",
+        values=_VERDICT_COUNTS["values"],
+    ),
     "table26_factuality_counts": Spec(
         "Table 26: factuality issues found by the annotators, per language, question type and model",
         labels={"none": "None", "minor": "Minor", "major": "Major", **_VERDICT_COUNTS["labels"]},
-        rows_by="language", values=_VERDICT_COUNTS["values"]),
+        rows_by="language",
+        values=_VERDICT_COUNTS["values"],
+    ),
     "table27_omission_counts": Spec(
         "Table 27: omissions found by the annotators, per language, question type and model",
         labels={"none": "None", "minor": "Minor", "major": "Major", **_VERDICT_COUNTS["labels"]},
-        rows_by="language", values=_VERDICT_COUNTS["values"]),
+        rows_by="language",
+        values=_VERDICT_COUNTS["values"],
+    ),
     "clmm_fits": Spec(
         "The three cumulative link mixed models of the ratings: fit and convergence",
-        labels={"analysis": "Model", "formula": "Formula", "n_obs": "Ratings", "annotator_variance": "Annotator variance",
-                "converged": "Converged", "max_gradient": "Max. gradient",
-                "condition_number_hessian": "Condition number (Hessian)", "r_messages": "R's messages"},
+        labels={
+            "analysis": "Model",
+            "formula": "Formula",
+            "n_obs": "Ratings",
+            "annotator_variance": "Annotator variance",
+            "converged": "Converged",
+            "max_gradient": "Max. gradient",
+            "condition_number_hessian": "Condition number (Hessian)",
+            "r_messages": "R's messages",
+        },
         decimals={"log_likelihood": 2, "aic": 1, "annotator_variance": 3, "condition_number_hessian": 1},
-        scientific=("max_gradient",)),
+        scientific=("max_gradient",),
+    ),
     "clmm_thresholds": Spec(
         "Thresholds (cut points between ratings) of each cumulative link mixed model",
         labels={"analysis": "Model", "threshold": "Between ratings"},
-        decimals={"estimate": 3, "std_error": 3, "z": 2}, rows_by="analysis"),
+        decimals={"estimate": 3, "std_error": 3, "z": 2},
+        rows_by="analysis",
+    ),
     "table23_r2_by_predictor": Spec(
         "Table 23: Nakagawa's R² of one model per predictor, at the paper's precision",
-        labels={"predictor": "Predictor", "r2_marginal": "Marginal R²", "r2_conditional": "Conditional R²",
-                "var_fixed": "Fixed-effect variance", "var_annotator": "Annotator variance",
-                "var_residual": "Residual variance"},
+        labels={
+            "predictor": "Predictor",
+            "r2_marginal": "Marginal R²",
+            "r2_conditional": "Conditional R²",
+            "var_fixed": "Fixed-effect variance",
+            "var_annotator": "Annotator variance",
+            "var_residual": "Residual variance",
+        },
         hide=("r2_marginal_unrounded", "r2_conditional_unrounded"),
-        decimals={"r2_marginal": 2, "r2_conditional": 3, "var_fixed": 3, "var_annotator": 3, "var_residual": 3,
-                  "log_likelihood": 2, "aic": 1}),
+        decimals={
+            "r2_marginal": 2,
+            "r2_conditional": 3,
+            "var_fixed": 3,
+            "var_annotator": 3,
+            "var_residual": 3,
+            "log_likelihood": 2,
+            "aic": 1,
+        },
+    ),
     "logistic_issue_models": Spec(
         "Mixed logistic regressions: no factuality issue and no omission, by question type",
-        labels={"outcome": "Outcome", "term": "Term", "probability": "Probability",
-                "probability_ci_low": "Probability 95% CI low", "probability_ci_high": "Probability 95% CI high"},
-        decimals={"estimate": 3, "std_error": 3, "ci_low": 3, "ci_high": 3, "z": 2, "odds_ratio": 2,
-                  "probability": 3, "probability_ci_low": 3, "probability_ci_high": 3},
+        labels={
+            "outcome": "Outcome",
+            "term": "Term",
+            "probability": "Probability",
+            "probability_ci_low": "Probability 95% CI low",
+            "probability_ci_high": "Probability 95% CI high",
+        },
+        decimals={
+            "estimate": 3,
+            "std_error": 3,
+            "ci_low": 3,
+            "ci_high": 3,
+            "z": 2,
+            "odds_ratio": 2,
+            "probability": 3,
+            "probability_ci_low": 3,
+            "probability_ci_high": 3,
+        },
         rows_by="outcome",
-        values={"outcome": {"no_factuality_issue": "No factuality issue", "no_omission": "No omission"},
-                "term": {"(Intercept)": "intercept (culturally specific)",
-                         "question_typeagnostic": "culturally agnostic vs specific"}}),
+        values={
+            "outcome": {"no_factuality_issue": "No factuality issue", "no_omission": "No omission"},
+            "term": {
+                "(Intercept)": "intercept (culturally specific)",
+                "question_typeagnostic": "culturally agnostic vs specific",
+            },
+        },
+    ),
     # 06 collection comparison
     "tests_by_language": Spec(
         "{test} per language: {group_a} against {group_b}",
-        labels={**_TESTS, "unreliable": "Unreliable"}, hide=("group_a", "group_b", "test"),
-        hide_when_empty=("ks_d",), decimals=_TEST_DECIMALS, rows_by="resource_level",
-        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}}),
+        labels={**_TESTS, "unreliable": "Unreliable"},
+        hide=("group_a", "group_b", "test"),
+        hide_when_empty=("ks_d",),
+        decimals=_TEST_DECIMALS,
+        rows_by="resource_level",
+        values={"resource_level": {"high": "High- and mid-resource languages", "low": "Low-resource languages"}},
+    ),
     "table14_high_resource": Spec(
         "Table 14: each model's scores on {group_a} and {group_b} questions of the high-resource languages, "
         "with the {test}",
-        labels=_TESTS, hide=("group_a", "group_b", "resource_level", "test"), hide_when_empty=("ks_d",),
-        decimals=_TEST_DECIMALS),
+        labels=_TESTS,
+        hide=("group_a", "group_b", "resource_level", "test"),
+        hide_when_empty=("ks_d",),
+        decimals=_TEST_DECIMALS,
+    ),
     "*_resource_comparison": Spec(
-        "Each model's scores on {group_a} and {group_b}, languages of one resource level pooled, with the "
-        "{test}", labels={**_TESTS, "resource_level": "Languages"}, hide=("group_a", "group_b", "test"),
-        hide_when_empty=("ks_d",), decimals=_TEST_DECIMALS),
+        "Each model's scores on {group_a} and {group_b}, languages of one resource level pooled, with the {test}",
+        labels={**_TESTS, "resource_level": "Languages"},
+        hide=("group_a", "group_b", "test"),
+        hide_when_empty=("ks_d",),
+        decimals=_TEST_DECIMALS,
+    ),
     # 07 NativQA
     "table1_dataset_sizes": Spec(
         "NativQA Table 1: seed queries, collected QA pairs and annotated pairs per split",
-        labels={"city": "City", "seed_queries": "Seed queries", "qa_pairs_collected": "QA pairs collected",
-                "train": "Train", "dev": "Dev", "test": "Test", "total_annotated": "Annotated"},
-        hide=("n_regions", "n_languages"), values={"resource_level": RESOURCE_LEVELS}),
+        labels={
+            "city": "City",
+            "seed_queries": "Seed queries",
+            "qa_pairs_collected": "QA pairs collected",
+            "train": "Train",
+            "dev": "Dev",
+            "test": "Test",
+            "total_annotated": "Annotated",
+        },
+        hide=("n_regions", "n_languages"),
+        values={"resource_level": RESOURCE_LEVELS},
+    ),
     "model_averages": Spec("NativQA: each model's average over the regions (zero-shot)", **_NATIVQA_AVERAGES),
     "region_averages": Spec("NativQA: each region's average over the models (zero-shot)", **_NATIVQA_AVERAGES),
     "table3_fine_tuning_deltas": Spec(
         "NativQA Table 3: Llama-3.1-8B-Instruct before and after fine-tuning",
         labels={"base": "Base", "fine_tuned": "Fine-tuned", "delta": "Change", "relative_change_pct": "Change %"},
-        decimals={"base": 3, "fine_tuned": 3, "delta": 3, "relative_change_pct": 1}, rows_by="metric",
-        values={"metric": NATIVQA_METRICS, "resource_level": RESOURCE_LEVELS}),
+        decimals={"base": 3, "fine_tuned": 3, "delta": 3, "relative_change_pct": 1},
+        rows_by="metric",
+        values={"metric": NATIVQA_METRICS, "resource_level": RESOURCE_LEVELS},
+    ),
     "table3_fine_tuning_summary": Spec(
         "NativQA Table 3 in sum: averages over the regions, and how many regions improved",
-        labels={"base_average": "Base (average)", "fine_tuned_average": "Fine-tuned (average)",
-                "delta_average": "Change (average)", "regions_improved": "Regions improved",
-                "regions_worse": "Regions worse"},
+        labels={
+            "base_average": "Base (average)",
+            "fine_tuned_average": "Fine-tuned (average)",
+            "delta_average": "Change (average)",
+            "regions_improved": "Regions improved",
+            "regions_worse": "Regions worse",
+        },
         decimals={"base_average": 4, "fine_tuned_average": 4, "delta_average": 4},
-        values={"metric": NATIVQA_METRICS}),
+        values={"metric": NATIVQA_METRICS},
+    ),
     "table5_human_ratings": Spec(
         "NativQA Table 5: people's ratings of GPT-4o's answers (1 to 5)",
         labels={"human_accuracy_1to5": "Accuracy", "human_usefulness_1to5": "Usefulness"},
-        decimals={"human_accuracy_1to5": 2, "human_usefulness_1to5": 2}, values={"resource_level": RESOURCE_LEVELS}),
+        decimals={"human_accuracy_1to5": 2, "human_usefulness_1to5": 2},
+        values={"resource_level": RESOURCE_LEVELS},
+    ),
     "table24_edit_distances": Spec(
         "NativQA Table 24: normalized Levenshtein distance between collected and edited answers",
-        labels={"train": "Train", "dev": "Dev", "test": "Test", "n_values": "Splits", "region_average": "Region average"},
-        decimals={"train": 3, "dev": 3, "test": 3, "region_average": 4}, values={"resource_level": RESOURCE_LEVELS}),
+        labels={
+            "train": "Train",
+            "dev": "Dev",
+            "test": "Test",
+            "n_values": "Splits",
+            "region_average": "Region average",
+        },
+        decimals={"train": 3, "dev": 3, "test": 3, "region_average": 4},
+        values={"resource_level": RESOURCE_LEVELS},
+    ),
     "table24_split_averages": Spec(
-        "NativQA Table 24: each split's average over the regions", labels={"split": "Split", "average": "Average"},
-        decimals={"average": 4}),
+        "NativQA Table 24: each split's average over the regions",
+        labels={"split": "Split", "average": "Average"},
+        decimals={"average": 4},
+    ),
     "table18_lengths": Spec(
         "NativQA Table 18: average question and answer length in words",
         labels={"question_words_avg": "Question words", "answer_words_avg": "Answer words"},
-        decimals={"question_words_avg": 1, "answer_words_avg": 1}, values={"resource_level": RESOURCE_LEVELS}),
+        decimals={"question_words_avg": 1, "answer_words_avg": 1},
+        values={"resource_level": RESOURCE_LEVELS},
+    ),
     "table23_additional_pairs": Spec(
-        "NativQA Table 23: QA pairs collected for further locations", labels={"location": "Location",
-                                                                              "qa_pairs": "QA pairs"}),
+        "NativQA Table 23: QA pairs collected for further locations",
+        labels={"location": "Location", "qa_pairs": "QA pairs"},
+    ),
     # 08 paper reproduction
-    "status_by_paper": Spec("Claims by status, per paper", labels=_CLAIM_STATUS,
-                            values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}}),
-    "status_by_item": Spec("Claims by status, per paper item", labels=_CLAIM_STATUS, rows_by="paper",
-                           values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}}),
+    "status_by_paper": Spec(
+        "Claims by status, per paper",
+        labels=_CLAIM_STATUS,
+        values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}},
+    ),
+    "status_by_item": Spec(
+        "Claims by status, per paper item",
+        labels=_CLAIM_STATUS,
+        rows_by="paper",
+        values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}},
+    ),
     "claims": Spec(
-        "Claims", labels={"paper": "Paper", "item": "Item", "row": "Row", "column": "Column", "printed": "Printed",
-                          "suite": "Suite", "note": "Note", "source": "Source CSV"},
-        markdown=("note",), values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}}),
+        "Claims",
+        labels={
+            "paper": "Paper",
+            "item": "Item",
+            "row": "Row",
+            "column": "Column",
+            "printed": "Printed",
+            "suite": "Suite",
+            "note": "Note",
+            "source": "Source CSV",
+        },
+        markdown=("note",),
+        values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}},
+    ),
     # 10 language identification
-    "goals": Spec("The goals of issue 19, measured", labels={"goal": "Goal", "of": "Over", "measured": "Measured",
-                                                              "threshold": "Goal", "met": "Met"},
-                  decimals={"measured": 1}),
-    "engines": Spec("The language identification engines compared",
-                    labels={"name": "Name", "what": "What it is", "seconds": "Seconds"},
-                    decimals={"seconds": 1}),
-    "accuracy": Spec("Held-out release texts identified as their language, per engine (%)",
-                     labels={**_ENGINE_SHARES, "left_out_by_paper": "Left out by the paper"},
-                     decimals={e: 1 for e in ENGINES}),
+    "goals": Spec(
+        "The goals of issue 19, measured",
+        labels={"goal": "Goal", "of": "Over", "measured": "Measured", "threshold": "Goal", "met": "Met"},
+        decimals={"measured": 1},
+    ),
+    "engines": Spec(
+        "The language identification engines compared",
+        labels={"name": "Name", "what": "What it is", "seconds": "Seconds"},
+        decimals={"seconds": 1},
+    ),
+    "accuracy": Spec(
+        "Held-out release texts identified as their language, per engine (%)",
+        labels={**_ENGINE_SHARES, "left_out_by_paper": "Left out by the paper"},
+        decimals={e: 1 for e in ENGINES},
+    ),
     "neighbour_confusion": Spec(
         "What the four languages' held-out texts were taken for, per engine",
-        labels={"pct_correct": "% identified", "named_neighbours": "Named neighbours",
-                "pct_named_neighbour": "% taken for a named neighbour", "taken_for": "Taken for (texts)"},
-        decimals={"pct_correct": 1, "pct_named_neighbour": 1}, rows_by="language", values={"engine": ENGINES}),
+        labels={
+            "pct_correct": "% identified",
+            "named_neighbours": "Named neighbours",
+            "pct_named_neighbour": "% taken for a named neighbour",
+            "taken_for": "Taken for (texts)",
+        },
+        decimals={"pct_correct": 1, "pct_named_neighbour": 1},
+        rows_by="language",
+        values={"engine": ENGINES},
+    ),
     "neighbour_false_positives": Spec(
         "Neighbours' UDHR paragraphs taken for one of the four languages, per engine (%)",
         labels={**_ENGINE_SHARES, "taken_for": "Taken for", "neighbour": "Neighbour", "declarations": "Declarations"},
-        decimals={e: 1 for e in ENGINES}, rows_by="taken_for"),
+        decimals={e: 1 for e in ENGINES},
+        rows_by="taken_for",
+    ),
     "other_language_false_positives": Spec(
         "Texts of every other language taken for one of the four, per engine",
-        labels={"taken_for": "Taken for", "origin": "Texts", "n_taken": "Taken", "pct_taken": "% taken",
-                "written_in": "Written in"},
-        decimals={"pct_taken": 2}, rows_by="taken_for", values={"engine": ENGINES}),
-    "udhr_recall": Spec("UDHR paragraphs identified as their language, per engine (%)", labels=_ENGINE_SHARES,
-                        decimals={e: 1 for e in ENGINES}),
-    "errors": Spec("Held-out release texts of the four languages that the new engine missed",
-                   labels={"kind": "Text", "group": "Question group", "detected": "Taken for",
-                           "ngram_margin": "N-gram margin"}, decimals={"ngram_margin": 3}),
-    "neighbour_errors": Spec("UDHR paragraphs of other languages that the new engine took for one of the four",
-                             labels={"taken_for": "Taken for", "declaration": "Declaration", "group": "Article",
-                                     "ngram_margin": "N-gram margin"}, decimals={"ngram_margin": 3}),
+        labels={
+            "taken_for": "Taken for",
+            "origin": "Texts",
+            "n_taken": "Taken",
+            "pct_taken": "% taken",
+            "written_in": "Written in",
+        },
+        decimals={"pct_taken": 2},
+        rows_by="taken_for",
+        values={"engine": ENGINES},
+    ),
+    "udhr_recall": Spec(
+        "UDHR paragraphs identified as their language, per engine (%)",
+        labels=_ENGINE_SHARES,
+        decimals={e: 1 for e in ENGINES},
+    ),
+    "errors": Spec(
+        "Held-out release texts of the four languages that the new engine missed",
+        labels={"kind": "Text", "group": "Question group", "detected": "Taken for", "ngram_margin": "N-gram margin"},
+        decimals={"ngram_margin": 3},
+    ),
+    "neighbour_errors": Spec(
+        "UDHR paragraphs of other languages that the new engine took for one of the four",
+        labels={
+            "taken_for": "Taken for",
+            "declaration": "Declaration",
+            "group": "Article",
+            "ngram_margin": "N-gram margin",
+        },
+        decimals={"ngram_margin": 3},
+    ),
     "annotator_agreement": Spec(
         "Agreement with the annotators' language labels on the rated Kirundi answers",
-        labels={"n_rated": "Rated", "n_partially": "`partially`", "n_compared": "Compared (yes or no)",
-                "pct_agreement_paper": "% agreement, paper's pipeline", "pct_agreement_new": "% agreement, new engine"},
-        decimals={"pct_agreement_paper": 1, "pct_agreement_new": 1}),
+        labels={
+            "n_rated": "Rated",
+            "n_partially": "`partially`",
+            "n_compared": "Compared (yes or no)",
+            "pct_agreement_paper": "% agreement, paper's pipeline",
+            "pct_agreement_new": "% agreement, new engine",
+        },
+        decimals={"pct_agreement_paper": 1, "pct_agreement_new": 1},
+    ),
     "annotator_disagreements": _RATED,
     "annotator_compared": _RATED,
     "annotator_labels_and_verdicts": Spec(
         "Every annotator label of the rated Kirundi answers against the new engine's verdict",
-        labels={"annotator_label": "Annotator's label", "new_verdict": "New engine's verdict"}),
+        labels={"annotator_label": "Annotator's label", "new_verdict": "New engine's verdict"},
+    ),
     "verdict_changes": Spec(
         "Model answers to questions in the four languages: the paper pipeline's verdict and the new engine's",
-        labels={"paper_verdict": "Paper's pipeline", "new_verdict": "New engine",
-                "in_question_language": "In the question's language"}, rows_by="language"),
+        labels={
+            "paper_verdict": "Paper's pipeline",
+            "new_verdict": "New engine",
+            "in_question_language": "In the question's language",
+        },
+        rows_by="language",
+    ),
 }
 
 
@@ -467,8 +796,7 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     if spec.wide is not None:
         data, spanners, base = _spread(data, spec.wide)
     digest = hashlib.sha256(f"{name}\0{title}\0{frame.write_csv()}".encode()).hexdigest()[:12]
-    table = GT(data, groupname_col=spec.rows_by if spec.rows_by in data.columns else None,
-               id=f"calmqa-table-{digest}")
+    table = GT(data, groupname_col=spec.rows_by if spec.rows_by in data.columns else None, id=f"calmqa-table-{digest}")
     if title:
         table = table.tab_header(title=title)
     labels = {c: label(base.get(c, c), spec).format_map(_Defaulting(fill)) for c in data.columns}
@@ -491,12 +819,19 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
             table = table.fmt_integer(columns=column)
         elif source in spec.markdown:
             table = table.fmt(_markdown_inline, columns=column)
-    table = (table.sub_missing(missing_text=spec.missing)
-             .opt_table_font(font=FONT, add=False)
-             .opt_align_table_header(align="left")
-             .tab_options(table_margin_left="0", table_font_size="14px", heading_title_font_size="15px",
-                          row_group_font_weight="bold", data_row_padding="3px",
-                          container_overflow_x="visible"))
+    table = (
+        table.sub_missing(missing_text=spec.missing)
+        .opt_table_font(font=FONT, add=False)
+        .opt_align_table_header(align="left")
+        .tab_options(
+            table_margin_left="0",
+            table_font_size="14px",
+            heading_title_font_size="15px",
+            row_group_font_weight="bold",
+            data_row_padding="3px",
+            container_overflow_x="visible",
+        )
+    )
     if frame.height > 12:
         table = table.opt_row_striping()
     return Table(_offline(table.as_raw_html()), frame.height)

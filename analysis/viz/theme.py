@@ -22,8 +22,10 @@ from functools import cache
 from ..core.jsonschema_formats import skip_iri_grammar
 
 # Noto Sans first; the others draw the scripts it lacks (fonts-noto-core, fonts-noto-cjk).
-FONT = ("Noto Sans, Noto Sans Arabic, Noto Sans Hebrew, Noto Sans Devanagari, Noto Sans Ethiopic, "
-        "Noto Sans CJK JP, DejaVu Sans, sans-serif")
+FONT = (
+    "Noto Sans, Noto Sans Arabic, Noto Sans Hebrew, Noto Sans Devanagari, Noto Sans Ethiopic, "
+    "Noto Sans CJK JP, DejaVu Sans, sans-serif"
+)
 # Colour-blind-safe sequential schemes by which end of the measure is good: viridis (dark to yellow)
 # where higher is better, white to dark red where lower is better, white to blue for plain quantities.
 SCHEMES = {"higher": "viridis", "lower": "orangered", None: "blues"}
@@ -39,8 +41,11 @@ DIVIDER_WIDTH = 1.5
 # label, never in the data's colour scale. Keys are the values of a heatmap's `status` column.
 STATUS_STYLES = {
     "provider errors only": {"colour": "#de77ae", "label": "err", "meaning": "every answer was a provider error"},
-    "language not identified": {"colour": "#b0b0b0", "label": "n/i",
-                                "meaning": "the language cannot be identified reliably"},
+    "language not identified": {
+        "colour": "#b0b0b0",
+        "label": "n/i",
+        "meaning": "the language cannot be identified reliably",
+    },
 }
 # The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
 # a little generous): enough to estimate how wide a label or a line of a title prints.
@@ -61,7 +66,11 @@ CONFIG = {
     "legend": {"labelFontSize": 11, "titleFontSize": 11, "titleLimit": 400},
     "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 11, "subtitleColor": "#444444"},
     "range": {"heatmap": {"scheme": SCHEMES["higher"]}},
-    "style": {CELL_LABEL: {"fontSize": 9}, STATUS_LABEL: {"fontSize": 8}, BOX_LABEL: {"fontSize": 10, "lineHeight": 12}},
+    "style": {
+        CELL_LABEL: {"fontSize": 9},
+        STATUS_LABEL: {"fontSize": 8},
+        BOX_LABEL: {"fontSize": 10, "lineHeight": 12},
+    },
 }
 
 # Print: a figure is laid out for the text width of a page or for one column, in points (1/72 in; a
@@ -75,17 +84,29 @@ PRINT_TEXT_SIZE = 7.5
 PRINT_CONFIG = {
     **CONFIG,
     "padding": PRINT_PADDING,
-    "axis": {**CONFIG["axis"], "labelFontSize": PRINT_TEXT_SIZE, "titleFontSize": 8, "tickSize": 3,
-             "labelPadding": 2},
+    "axis": {**CONFIG["axis"], "labelFontSize": PRINT_TEXT_SIZE, "titleFontSize": 8, "tickSize": 3, "labelPadding": 2},
     "header": {"labelFontSize": 8, "titleFontSize": 8, "labelPadding": 3},
-    "legend": {"labelFontSize": 7, "titleFontSize": 7.5, "orient": "bottom", "direction": "horizontal",
-               "gradientLength": 120, "gradientThickness": 8, "symbolSize": 60, "titleLimit": 400,
-               "labelLimit": 300, "columnPadding": 8, "rowPadding": 2},
+    "legend": {
+        "labelFontSize": 7,
+        "titleFontSize": 7.5,
+        "orient": "bottom",
+        "direction": "horizontal",
+        "gradientLength": 120,
+        "gradientThickness": 8,
+        "symbolSize": 60,
+        "titleLimit": 400,
+        "labelLimit": 300,
+        "columnPadding": 8,
+        "rowPadding": 2,
+    },
     "title": {**CONFIG["title"], "fontSize": 9, "subtitleFontSize": 7, "offset": 4},
     "facet": {"columns": 1, "spacing": 8},
     "concat": {"spacing": 8},
-    "style": {CELL_LABEL: {"fontSize": PRINT_CELL_LABEL_SIZE}, STATUS_LABEL: {"fontSize": PRINT_CELL_LABEL_SIZE},
-              BOX_LABEL: {"fontSize": 7, "lineHeight": 8.4}},
+    "style": {
+        CELL_LABEL: {"fontSize": PRINT_CELL_LABEL_SIZE},
+        STATUS_LABEL: {"fontSize": PRINT_CELL_LABEL_SIZE},
+        BOX_LABEL: {"fontSize": 7, "lineHeight": 8.4},
+    },
 }
 # Screen font sizes over print ones: how much smaller than on screen a chart's marks are drawn in print
 # where their text must keep its print size (the treemap's boxes, whose labels are wrapped to them).
