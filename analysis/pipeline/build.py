@@ -1,11 +1,14 @@
-"""The one build of the database: a pure function of its inputs.
+"""The one build of the database, for the CaLMQA release and for any study folder (docs/studies.md): a
+pure function of its inputs.
 
-Inputs: the CaLMQA release folder, the NativQA CSVs, the trained language identification for all 23
-languages, and the imports kept beside the database (`make import-*`). Stages, in order: the release's
-tables; the kept imports, replayed in the order they were made; the surface verdicts and the language
-identification of every question; the verdicts in all 23 languages; the NativQA tables; the checks
-(`pipeline.checks`). Every stage runs over imported rows as over the release's, so a rebuild keeps
-everything an import added.
+Inputs: the CaLMQA release folder or a study folder (one with a `study.toml`), the NativQA CSVs (the
+release's study declares them), the trained language identification (the release's: `make language-id`;
+a study's is trained here, from the UDHR, before the worker processes start), and the imports kept
+beside the database (`make import-*`). Stages, in order: the source's tables (`release` or `study`, the
+only stage that differs); the kept imports, replayed in the order they were made; the surface verdicts
+(and, for the paper's pipeline, the language identification of every question); the verdicts of the
+all-languages engine; the NativQA tables; the checks (`pipeline.checks`). Every stage runs over imported
+rows as over the source's, so a rebuild keeps everything an import added.
 
 The database is written to a temporary file that replaces the previous one only when every stage and
 check succeeded (`store.create`): a failed or killed build leaves it byte-identical.
@@ -19,9 +22,10 @@ from .. import schema, store
 from ..core import paths
 from ..core.errors import CheckFailed
 from ..io import nativqa as nativqa_files
-from ..io import release
-from . import checks, imports, language_verdicts, nativqa, surface
+from ..io import release, study
+from . import checks, imports, language_id_all, language_verdicts, nativqa, surface
 from .release import load_release
+from .study import load_study
 
 
 def build(
@@ -31,11 +35,15 @@ def build(
     nativqa_folder: Path | str = paths.NATIVQA,
     imports_folder: Path | str | None = None,
     progress: bool | None = True,
+    language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
+    udhr_folder: Path | str = paths.UDHR,
 ) -> dict:
-    """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
-    release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
-    `imports_folder` (by default the one beside `db_path`); returns the row count per table, the number
-    of imports replayed, and the seconds of the build and of each stage."""
+    """Build the database at `db_path` from `source`: the CaLMQA release folder (checked against the
+    pinned release's checksums when `verify`, with the NativQA tables of `nativqa_folder` and the trained
+    engine `language_id_model`) or a study folder (`study.is_study`; with an engine trained here on the
+    UDHR of `udhr_folder`), and the imports kept in `imports_folder` (by default the one beside
+    `db_path`); returns the row count per table, the number of imports replayed, and the seconds of the
+    build and of each stage."""
     source, db_path = Path(source), Path(db_path)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
     started = time.monotonic()
@@ -47,16 +55,29 @@ def build(
         yield
         stage_seconds[name] = round(time.monotonic() - begun, 2)
 
-    # The NativQA tables are read and validated first: a problem in them stops the build at once.
-    nativqa_frames = nativqa_files.read_folder(nativqa_folder)
+    # The inputs are read and validated first: a problem in them stops the build at once. A study folder
+    # is read whole (validated before anything is written) and its engine trained on the UDHR.
+    folder, identifier, engine, nativqa_frames = None, None, language_id_model, None
+    if study.is_study(source):
+        verify = False  # no pinned checksums: a study is its author's own files
+        with stage("study engine"):
+            folder = study.read(source)
+            codes = dict(zip(folder.languages["language"].to_list(), folder.languages["iso_code"].to_list()))
+            engine = language_id_all.train_for_languages(codes, udhr_folder)
+            identifier = language_id_all.EngineIdentifier(engine)
+    else:
+        nativqa_frames = nativqa_files.read_folder(nativqa_folder)
     # The worker processes of the surface and language_id_all stages are forked next, while the process
     # holds little memory and no database (see `surface.verdict_workers`).
-    with surface.verdict_workers() as workers, store.create(db_path) as con:
+    with surface.verdict_workers(identifier=identifier) as workers, store.create(db_path) as con:
         if verify:
             with stage("checksums"):
                 release.verify(source)
-        with stage("release"):
-            load_release(con, source, progress)
+        with stage("release" if folder is None else "study"):
+            if folder is None:
+                load_release(con, source, progress)
+            else:
+                load_study(con, folder, set(engine.targets))
             for table in schema.TABLES:
                 if not store.table_exists(con, table.name):
                     con.execute(table.ddl())  # filled by the stages below
@@ -66,9 +87,10 @@ def build(
         with stage("surface"):
             surface.write_tables(con, workers=workers)
         with stage("language_id_all"):
-            language_verdicts.write_tables(con, workers=workers)
-        with stage("nativqa"):
-            nativqa.write_tables(con, nativqa_folder, nativqa_frames)
+            language_verdicts.write_tables(con, engine, workers=workers)
+        if nativqa_frames is not None:
+            with stage("nativqa"):
+                nativqa.write_tables(con, nativqa_folder, nativqa_frames)
         with stage("checks"):
             failed = checks.failures(con, release_part, paths.EXPECTED_COUNTS if verify else None)
             if failed:

@@ -1,8 +1,10 @@
-"""The verdicts of the language identification for all 23 languages (`pipeline.language_id_all`) on
-every model answer: table `answer_language_all`. The paper pipeline's verdict is read from
-`answer_surface`, so this stage runs after the surface stage. An answer to a question in one of the
-four languages the paper leaves out is judged by the n-gram engine (on the build's worker processes);
-every other answer keeps the pipeline's verdict, copied in SQL without reading its text."""
+"""The verdicts of the all-languages engine (`pipeline.language_id_all`) on every model answer: table
+`answer_language_all`. The study's own verdicts are read from `answer_surface`, so this stage runs after
+the surface stage. An answer to a question in a language those verdicts leave unidentified
+(`languages.identified` false: the four languages the CaLMQA paper leaves out) is judged by the n-gram
+engine where it knows the language (on the build's worker processes); every other answer keeps the
+study's verdict, copied in SQL without reading its text (a study's answers were judged by the engine
+already, in the surface stage)."""
 
 import collections
 from collections.abc import Iterable
@@ -16,7 +18,7 @@ from tqdm import tqdm
 from ..core import paths
 from ..schema import ANSWER_LANGUAGE_ALL
 from ..store import append
-from .language_id_all import CHUNK_TEXTS, ENGINE_PAPER, TARGETS, Engine
+from .language_id_all import CHUNK_TEXTS, ENGINE_NGRAM, ENGINE_PAPER, Engine
 from .surface import MapUnordered
 
 # Answers read at once: memory stays bounded however many answers there are.
@@ -31,7 +33,9 @@ _JUDGED = "q.language IN (SELECT unnest($targets)) AND s.detected_language IS NO
 PIPELINE_VERDICTS_SQL = f"""
 INSERT INTO {ANSWER_LANGUAGE_ALL.name}
 SELECT s.answer_id, s.detected_language,
-       CASE WHEN s.detected_language IS NOT NULL THEN '{ENGINE_PAPER}' END, NULL::DOUBLE,
+       CASE WHEN s.language_engine = '{ENGINE_NGRAM}' THEN '{ENGINE_NGRAM}'
+            WHEN s.detected_language IS NOT NULL THEN '{ENGINE_PAPER}' END,
+       CASE WHEN s.language_engine = '{ENGINE_NGRAM}' THEN CAST(json_extract(s.language_raw, '$.ngram.margin') AS DOUBLE) END,
        s.detected_language = l.iso_code
 {_SURFACE_ANSWERS}
 WHERE NOT ({_JUDGED}){{scope}}
@@ -46,9 +50,11 @@ ORDER BY s.answer_id
 """
 
 
-def _engine(model: str) -> Engine:
-    """The engine of `model`, loaded once per process and version of the file (a worker loads its own on
-    its first part)."""
+def _engine(model: str | Engine) -> Engine:
+    """The engine of `model` (a file, or the engine itself), loaded once per process and version of the
+    file (a worker loads its own on its first part)."""
+    if isinstance(model, Engine):
+        return model
     path = Path(model).resolve()
     stat = path.stat() if path.is_file() else None
     return _load(str(path), stat and (stat.st_mtime_ns, stat.st_size))
@@ -100,13 +106,20 @@ def _rows(answers: pl.DataFrame, parts: Iterable[tuple[list, ...]]) -> pl.DataFr
 
 
 def _add_verdicts(
-    con: duckdb.DuckDBPyConnection, model: str, workers: MapUnordered | None, answer_ids: list[int] | None = None
+    con: duckdb.DuckDBPyConnection,
+    model: str | Engine,
+    workers: MapUnordered | None,
+    answer_ids: list[int] | None = None,
 ) -> None:
     """Add the rows of `answer_language_all` for the answers of `answer_ids` (None: every answer with a
-    surface verdict): the pipeline's verdicts copied in SQL, the judged answers scored by the engine on
-    `workers` (else here), a batch queued before the previous one is stored."""
-    _engine(model)  # a missing or outdated model stops the stage here, with its own message
-    params: dict = {"targets": sorted(TARGETS)}
+    surface verdict): the study's verdicts copied in SQL, the judged answers scored by the engine on
+    `workers` (else here; always here for an engine given as such), a batch queued before the previous
+    one is stored."""
+    engine = _engine(model)  # a missing or outdated model stops the stage here, with its own message
+    unidentified = [r[0] for r in con.execute("SELECT language FROM languages WHERE NOT identified").fetchall()]
+    params: dict = {"targets": sorted(set(unidentified) & set(engine.targets))}
+    if isinstance(model, Engine):
+        workers = None
     scope = ""
     if answer_ids is not None:
         scope, params["answer_ids"] = " AND s.answer_id IN (SELECT unnest($answer_ids))", answer_ids
@@ -131,14 +144,16 @@ def _add_verdicts(
 
 
 def write_tables(
-    con: duckdb.DuckDBPyConnection, model: Path | str = paths.LANGUAGE_ID_MODEL, workers: MapUnordered | None = None
+    con: duckdb.DuckDBPyConnection,
+    model: Path | str | Engine = paths.LANGUAGE_ID_MODEL,
+    workers: MapUnordered | None = None,
 ) -> dict[str, int]:
     """Create and fill `answer_language_all` for every model answer (it reads `answer_surface`, so it runs
     after the surface stage), replacing the table if it is there. `workers`: the build's worker pool
     (`surface.verdict_workers()`), which scores the judged answers a part at a time."""
     con.execute(f"DROP TABLE IF EXISTS {ANSWER_LANGUAGE_ALL.name}")
     con.execute(ANSWER_LANGUAGE_ALL.ddl())
-    _add_verdicts(con, str(model), workers)
+    _add_verdicts(con, model if isinstance(model, Engine) else str(model), workers)
     return {ANSWER_LANGUAGE_ALL.name: con.execute(f"SELECT count(*) FROM {ANSWER_LANGUAGE_ALL.name}").fetchall()[0][0]}
 
 

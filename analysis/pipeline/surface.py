@@ -6,17 +6,21 @@ language identification on every question (table `question_language_id`); `refre
 `refresh_questions` compute them for the answers and questions an import adds or changes.
 `analysis.analyses.surface` reads the tables.
 
-An answer has a surface issue when it is a provider error (empty, or one of the finish-reason codes
-Gemini's API returned, which the release stores as the answer's text), repeats itself (some sequence of
-20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's language. A
-provider error has no language or repetition verdict: it is neither "wrong language" nor clean.
+An answer has a surface issue when it is a provider error (empty, or one of the texts the study declares
+its provider returned instead of an answer, `study.provider_error_codes`: for CaLMQA the finish-reason
+codes Gemini's API returned, which the release stores as the answer's text), repeats itself (some
+sequence of 20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's
+language. A provider error has no language or repetition verdict: it is neither "wrong language" nor
+clean. The language verdict is the identifier's the build gives the worker processes: the paper's
+pipeline (`language_id.Identifier`, CaLMQA), or the all-languages engine (`language_id_all.EngineIdentifier`,
+a study); none where the language is not identified (`languages.identified`).
 """
 
 import collections
 import contextlib
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import duckdb
 import numpy as np
@@ -24,7 +28,6 @@ import polars as pl
 import regex
 from tqdm import tqdm
 
-from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..schema import ANSWER_SURFACE, QUESTION_LANGUAGE_ID
 from ..store import append, insert
 from . import tokenizer
@@ -35,9 +38,6 @@ if TYPE_CHECKING:
 
 REPETITION_NGRAM = 20
 REPETITION_MIN_COUNT = 4
-# What Gemini's API returned instead of an answer, stored as the answer's text in the release: the
-# finish reasons of a blocked or failed generation. With the empty answers they are provider errors.
-PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")
 EMPTY_CODE = "empty"
 PROCESSES = 2
 
@@ -149,11 +149,12 @@ def max_ngram_counts(token_arrays: list[np.ndarray], n: int = REPETITION_NGRAM) 
 # ---------------------------------------------------------------- indicators
 
 
-def provider_error_code(text: str | None) -> str | None:
-    """`empty` or the finish-reason code when the provider returned an error instead of an answer, else None."""
+def provider_error_code(text: str | None, codes: tuple[str, ...] = ()) -> str | None:
+    """`empty`, or the text when it is one of the study's provider error `codes`, when the provider
+    returned an error instead of an answer; else None."""
     if not text:
         return EMPTY_CODE
-    return text if text in PROVIDER_ERROR_CODES else None
+    return text if text in codes else None
 
 
 def indicators(text: str, language: str) -> dict[str, bool]:
@@ -170,13 +171,21 @@ def indicators(text: str, language: str) -> dict[str, bool]:
 # ---------------------------------------------------------------- verdicts
 
 # Set in the parent before the worker processes fork, so that they share the loaded models.
-_identifier: Identifier | None = None
+_identifier: "LanguageIdentifier | None" = None
 _tokenizer: "quicktok.Tokenizer | None" = None
 
 
-def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, list]:
-    answer_ids, texts, languages = chunk
-    codes = [provider_error_code(t) for t in texts]
+class LanguageIdentifier(Protocol):
+    def identify(self, texts: list[str], languages: list[str]) -> list: ...
+
+
+# A part of the answers as the workers take it: answer ids, texts, question languages, provider error codes.
+Chunk = tuple[list[int], list[str], list[str], tuple[str, ...]]
+
+
+def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
+    answer_ids, texts, languages, error_codes = chunk
+    codes = [provider_error_code(t, error_codes) for t in texts]
     answered = [i for i, code in enumerate(codes) if code is None]
     verdicts = dict(zip(answered, _identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
     # Special-token strings in an answer are ordinary text, as for any text a model wrote.
@@ -219,16 +228,19 @@ MapUnordered = Callable[[Callable, Iterable], Iterator]
 
 
 @contextlib.contextmanager
-def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-batch") -> Iterator[MapUnordered]:
+def verdict_workers(
+    processes: int = PROCESSES, langid_engine: str = "langid-batch", identifier: LanguageIdentifier | None = None
+) -> Iterator[MapUnordered]:
     """Yields a function that maps a function over items, giving results as they come: on a pool of
     `processes` forked workers, started once. They inherit the surface stage's loaded models instead of
-    loading them again; the build's language_id_all stage runs on them too (`language_verdicts`, whose
+    loading them again: the tokenizer and the language `identifier` (by default the paper's pipeline
+    with `langid_engine`); the build's language_id_all stage runs on them too (`language_verdicts`, whose
     n-gram engine each worker loads on its first part).
 
     A worker keeps its own copy of every page of the parent's memory that the parent changes after
     the fork, so the less the parent holds when this starts, the less memory the workers take."""
     global _identifier, _tokenizer
-    _identifier, _tokenizer = Identifier(langid_engine), repetition_tokenizer()
+    _identifier, _tokenizer = identifier or Identifier(langid_engine), repetition_tokenizer()
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             yield pool.imap_unordered
@@ -236,7 +248,7 @@ def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-bat
         yield map
 
 
-def _chunks(answers: pl.DataFrame, processes: int) -> list[tuple[list[int], list[str], list[str]]]:
+def _chunks(answers: pl.DataFrame, processes: int, error_codes: tuple[str, ...]) -> list[Chunk]:
     rows = answers.select("answer_id", "text", "language").with_columns(
         pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes")
     )
@@ -246,7 +258,12 @@ def _chunks(answers: pl.DataFrame, processes: int) -> list[tuple[list[int], list
     n_chunks = max(processes * 4, -(-rows.height // 2**_TEXT_BITS))
     bounds = np.linspace(0, rows.height, n_chunks + 1).astype(int)
     return [
-        (rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
+        (
+            rows["answer_id"][a:b].to_list(),
+            rows["text"][a:b].to_list(),
+            rows["language"][a:b].to_list(),
+            error_codes,
+        )
         for a, b in zip(bounds[:-1], bounds[1:])
         if b > a
     ]
@@ -276,15 +293,23 @@ def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm
             "emoji": pl.Boolean,
         },
     )
-    return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"), _tokenizer.name)
+    return _finish(
+        verdicts.join(answers.select("answer_id", "language", "iso_code", "identified"), on="answer_id"),
+        _tokenizer.name,
+    )
 
 
 def surface_verdicts(
-    answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch", progress: bool = True
+    answers: pl.DataFrame,
+    error_codes: tuple[str, ...] = (),
+    processes: int = PROCESSES,
+    langid_engine: str = "langid-batch",
+    progress: bool = True,
 ) -> pl.DataFrame:
-    """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
-    its ISO code), as rows of `answer_surface`, sorted by answer_id."""
-    chunks = _chunks(answers, processes)
+    """Verdicts for `answers` (columns answer_id, text, language, iso_code, identified: the question's
+    language, its ISO code and whether it is identified), as rows of `answer_surface`, sorted by
+    answer_id; `error_codes` are the study's provider error codes."""
+    chunks = _chunks(answers, processes, error_codes)
     with (
         verdict_workers(processes if len(chunks) > 1 else 1, langid_engine) as verdict_map,
         tqdm(total=answers.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar,
@@ -295,9 +320,7 @@ def surface_verdicts(
 def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
     """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
     match = pl.col("detected_language") == pl.col("iso_code")
-    correct = (
-        pl.when(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).then(None).otherwise(pl.col("language_match"))
-    )
+    correct = pl.when(pl.col("identified")).then(pl.col("language_match"))
     return (
         verdicts.with_columns(
             language_match=match,
@@ -315,7 +338,7 @@ def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
 
 
 MODEL_ANSWERS_SQL = """
-SELECT a.answer_id, a.text, q.language, l.iso_code
+SELECT a.answer_id, a.text, q.language, l.iso_code, l.identified
 FROM answers a JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
 WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
 ORDER BY a.answer_id
@@ -324,9 +347,15 @@ ORDER BY a.answer_id
 BATCH_SIZE = 20_000
 
 
+def error_codes(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
+    """The study's provider error codes (`study.provider_error_codes`)."""
+    return tuple(con.execute("SELECT provider_error_codes FROM study").fetchall()[0][0])
+
+
 def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int], **options) -> pl.DataFrame:
     """Verdicts for the model answers of `answer_ids` (human reference answers among them are skipped)."""
-    return surface_verdicts(con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids}).pl(), **options)
+    answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids}).pl()
+    return surface_verdicts(answers, error_codes(con), **options)
 
 
 QUESTIONS_SQL = """
@@ -380,6 +409,7 @@ def write_tables(
         con.execute(f"DROP TABLE IF EXISTS {table.name}")
     con.execute(ANSWER_SURFACE.ddl())
     answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
+    codes = error_codes(con)
     # One pool for all batches, and each batch's chunks queued before the previous batch's verdicts are
     # collected and stored, so that the workers do not wait for the database between batches.
     pending: collections.deque = collections.deque()
@@ -389,13 +419,21 @@ def write_tables(
     ):
         for start in range(0, len(answer_ids), BATCH_SIZE):
             answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()
-            pending.append((answers, verdict_map(_chunk_verdicts, _chunks(answers, processes))))
+            pending.append((answers, verdict_map(_chunk_verdicts, _chunks(answers, processes, codes))))
             if len(pending) > 1:
                 append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
         while pending:
             append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
-    insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con))
+    if paper_identification(con):
+        insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con))
+    else:
+        con.execute(QUESTION_LANGUAGE_ID.ddl())  # the paper's pipeline on the questions: CaLMQA's Table 13
     return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in TABLES}
+
+
+def paper_identification(con: duckdb.DuckDBPyConnection) -> bool:
+    """The study's language verdicts are the CaLMQA paper's pipeline (`study.language_identification`)."""
+    return con.execute("SELECT language_identification FROM study").fetchall()[0][0] == "paper"
 
 
 def refresh_answers(con: duckdb.DuckDBPyConnection, answer_ids: list[int]) -> None:

@@ -32,7 +32,7 @@ PAGE = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>CaLMQA analysis reports</title>
+<title>{page_title}</title>
 <style>
 body {{ font-family: "Noto Sans", "DejaVu Sans", sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }}
 h1 {{ font-size: 1.6em; }}
@@ -48,7 +48,7 @@ h1 {{ font-size: 1.6em; }}
 </style>
 </head>
 <body>
-<h1>CaLMQA analysis reports</h1>
+<h1>{page_title}</h1>
 {headline}
 {provenance}
 {entries}
@@ -103,6 +103,23 @@ def provenance_block(records: list[dict]) -> str:
     )
 
 
+def study_headline(records: dict[str, dict], study) -> str:
+    """What a study's reports are (a study of your own: `analyses.studies.Study`), and what to read first."""
+    first = [
+        f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
+        for name, why in READING_ORDER.items()
+        if name in records
+    ]
+    reading = f"<p>What to read first:</p><ol>{''.join(first)}</ol>" if first else ""
+    about = f"<p>{html.escape(study.description)}</p>" if study.description else ""
+    cite = f'<p class="provenance">Cite the study as: {html.escape(study.citation)}</p>' if study.citation else ""
+    return (
+        f'<div class="lead">{about}<p>{len(records)} reports of the study <code>{html.escape(study.name)}</code>, one '
+        "per notebook of the CaLMQA analysis suite (docs/studies.md). Each says where the study lacks the data "
+        f"for one of its sections.</p>{reading}{cite}</div>"
+    )
+
+
 def headline(records: dict[str, dict]) -> str:
     """What the suite is and what to read first."""
     first = [
@@ -144,10 +161,25 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     )
 
 
+def _study(db_path: Path | None):
+    """The study of the database the reports were built from, or None (no database named, or none there)."""
+    if db_path is None or not db_path.is_file():
+        return None
+    from .. import store
+    from ..analyses import studies
+
+    with store.connect(db_path) as con:
+        return studies.Study.of(con)
+
+
 def write_index(
-    reports_root: Path = paths.REPORTS, figures_root: Path = paths.FIGURES, out: Path | None = None
+    reports_root: Path = paths.REPORTS,
+    figures_root: Path = paths.FIGURES,
+    out: Path | None = None,
+    db_path: Path | None = None,
 ) -> Path:
-    """Write the index of every report in `reports_root`; returns its path."""
+    """Write the index of every report in `reports_root`, titled after the study of `db_path` when it
+    is one of your own (else the CaLMQA study's page); returns its path."""
     out = out or reports_root / INDEX_NAME
     # The reproduction report first: its summary says how much of the two papers the suite reproduces.
     pages = sorted(
@@ -156,9 +188,12 @@ def write_index(
     )
     records = {p.stem: provenance.read(p) or {} for p in pages}
     shared = shared_build(list(records.values()))
+    study = _study(db_path)
+    own = study is not None and not study.paper
     body = PAGE.format(
         width=THUMBNAIL_WIDTH,
-        headline=headline(records),
+        page_title=html.escape(f"{study.title}: reports" if own else "CaLMQA analysis reports"),
+        headline=study_headline(records, study) if own else headline(records),
         provenance=provenance_block(list(records.values())),
         entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages),
     )

@@ -26,7 +26,6 @@ import polars as pl
 from .. import store
 from ..analyses import dimensions
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
-from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..stats import intervals
 from ..viz import export, heatmap, theme
 
@@ -136,12 +135,15 @@ def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                              ELSE m.display_name END AS model_name,
                a.is_human, a.text, a.text_en, a.n_bytes, a.text = '' AS is_empty,
                {surface_select},
-               r.rating, r.factuality, r.omissions, r.language_correct AS rated_language_correct
+               r.ratings, NOT l.identified AS unreliable
         FROM answers a
         JOIN questions q USING (question_id)
         JOIN languages l ON l.language = q.language
         LEFT JOIN models m ON m.model = a.model
-        LEFT JOIN ratings r ON r.answer_id = a.answer_id
+        LEFT JOIN (
+            SELECT answer_id, string_agg(criterion || ' ' || level, ', ' ORDER BY rating_id, criterion) AS ratings
+            FROM ratings GROUP BY answer_id
+        ) r ON r.answer_id = a.answer_id
         {surface_join}
         ORDER BY q.language, q.question_type, q.question_id, a.is_human DESC, model_name, a.answer_id
     """).pl()
@@ -171,7 +173,7 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     keys = ["model_name", "language", "question_type"]
     models = answers.filter(~pl.col("is_human"))
     if metric.needs_language:
-        models = models.filter(~pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)))
+        models = models.filter(~pl.col("unreliable"))
     value = pl.col(metric.column).cast(pl.Float64)
     cells = (
         models.filter(pl.col(metric.column).is_not_null())
@@ -193,7 +195,7 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
         answers.filter(~pl.col("is_human"))
         .group_by(keys)
         .agg(
-            unreliable=pl.col("language").first().is_in(sorted(UNRELIABLE_LANGUAGES)),
+            unreliable=pl.col("unreliable").first(),
             errors_only=pl.col("provider_error").fill_null(False).all(),
         )
     )
@@ -218,9 +220,9 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     )
 
 
-def language_label(language: str) -> str:
-    """A language as the reports label it: a dagger for the four whose identification is unreliable."""
-    return language + (dimensions.UNRELIABLE_MARK if language in UNRELIABLE_LANGUAGES else "")
+def language_label(language: str, orders: dimensions.Orders) -> str:
+    """A language as the reports label it: a dagger for one whose answers have no language verdict."""
+    return orders.label(language) if language in orders.languages else language
 
 
 def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
@@ -232,19 +234,16 @@ def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
     return (0.0, float(values.max())) if values.len() else (0.0, 1.0)
 
 
-def explorer_chart(
-    cells: pl.DataFrame,
-    metric: Metric,
-    domain: tuple[float, float],
-    models: list[str],
-    languages: list[str],
-    divider: str | None = None,
-):
-    """The explorer's heatmap of `cells`: culturally specific and agnostic questions side by side, the
-    colour scale fixed to `domain` and saying which end is good, a line before `divider` (the first
-    low-resource language), the unreliable languages marked and their cells drawn as in the reports."""
-    table = cells.with_columns(language_label=pl.col("language").map_elements(language_label, return_dtype=pl.String))
+def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, float], orders: dimensions.Orders):
+    """The explorer's heatmap of `cells`: the question types side by side (in the study's order), the
+    colour scale fixed to `domain` and saying which end is good, a line before the first language of
+    each resource level after the first, the unreliable languages marked and their cells drawn as in the
+    reports."""
+    table = cells.with_columns(
+        language_label=pl.col("language").map_elements(lambda v: language_label(v, orders), return_dtype=pl.String)
+    )
     present = set(table["language"])
+    languages, models = orders.languages, orders.models
     return heatmap.heatmap(
         table,
         x="language_label",
@@ -254,13 +253,13 @@ def explorer_chart(
         value_title="%" if metric.kind == "share" else "bytes",
         better=metric.better,
         domain=domain,
-        x_order=[language_label(v) for v in languages if v in present],
+        x_order=[language_label(v, orders) for v in languages if v in present],
         y_order=[m for m in models if m in set(table["model_name"])],
         value_format=metric.value_format,
-        column="question_type",
-        column_order=list(dimensions.QUESTION_TYPE_ORDER),
+        column="question_type" if orders.question_types else None,
+        column_order=list(orders.question_types),
         status="status",
-        x_dividers=[language_label(divider)] if divider in present else [],
+        x_dividers=[language_label(v, orders) for v in orders.dividers(by_label=False) if v in present],
         tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"],
     )
 
@@ -331,11 +330,8 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
                 details.append("correct language: " + _flag(a["language_correct"]))
                 details.append("repetition: " + _flag(a["repetition"]))
                 details.append("no surface issue: " + _flag(a["surface_ok"]))
-            if a["rating"] is not None:
-                details.append(
-                    f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
-                    f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}"
-                )
+            if a["ratings"] is not None:
+                details.append(f"human ratings: {a['ratings']}")
             parts.append(f'<div class="calmqa-meta">{html.escape("; ".join(details))}</div>')
             parts.append(
                 _text_block("Answer", a["text"])
@@ -361,7 +357,7 @@ def summary(answers: pl.DataFrame, has_surface: bool) -> str:
         f"The explorer holds **{answers.height:,} answers** ({models.height:,} from "
         f"{models['model_name'].n_unique()} models, {answers.height - models.height:,} human references) to "
         f"{answers['question_id'].n_unique():,} questions in {answers['language'].n_unique()} languages, "
-        f"{answers.filter(pl.col('rating').is_not_null()).height} of them rated by people. {surface}"
+        f"{answers.filter(pl.col('ratings').is_not_null()).height} of them rated by people. {surface}"
     )
 
 
@@ -406,7 +402,7 @@ class Explorer:
         )
         self.model = w.Dropdown(options=options("model_name", self.model_order), value=ALL, description="Model")
         self.question_type = w.Dropdown(
-            options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type"
+            options=options("question_type", list(self.orders.question_types)), value=ALL, description="Type"
         )
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
@@ -477,14 +473,7 @@ class Explorer:
         frame = apply_filters(self.answers, self.filters) if hasattr(self, "collection") else self.answers
         if metric.key not in self._domains:
             self._domains[metric.key] = metric_domain(self.answers, metric)
-        return explorer_chart(
-            metric_cells(frame, metric),
-            metric,
-            self._domains[metric.key],
-            self.model_order,
-            self.language_order,
-            self.orders.divider(by_label=False),
-        )
+        return explorer_chart(metric_cells(frame, metric), metric, self._domains[metric.key], self.orders)
 
     def _on_filter(self, _change=None) -> None:
         if self._updating:
@@ -533,7 +522,7 @@ class Explorer:
     def _on_pick(self, change) -> None:
         picked = getattr(change["new"], "value", None) or []
         if picked and "model_name" in picked[0] and "language_label" in picked[0]:
-            labels = {language_label(v): v for v in self.language_order}
+            labels = {language_label(v, self.orders): v for v in self.language_order}
             self.select_cell(
                 picked[0]["model_name"], labels.get(picked[0]["language_label"], picked[0]["language_label"])
             )

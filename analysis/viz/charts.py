@@ -2,9 +2,10 @@
 
 A chart builder takes the table it draws (and the orders of its axes, `analyses.dimensions.Orders`) and
 returns an altair chart; `viz.export.save_figure` writes it with that table, for the screen and for
-print. Every chart uses the one vocabulary of `analyses.dimensions`: models by display name in the
-paper's order, question types in the paper's order (culturally specific first), languages grouped by
-resource level with a line (or, for charts of panels, a titled group) between the groups. Every colour
+print. Every chart uses the orders and labels of `analyses.dimensions` (read from the database): models
+by display name in the study's order, question types in the study's order (CaLMQA: culturally specific
+first), languages grouped by resource level with a line (or, for charts of panels, a titled group)
+between the groups. Every colour
 scale says which end is good (`theme.SCHEMES`), and every percentage scale runs from 0 to 100. Model x
 language heatmaps, drawn the same way in notebooks 03, 04, 06, 09 and 10, all come from
 `model_language_heatmap`.
@@ -18,9 +19,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surface, topics
+from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surface
 from ..analyses.dimensions import Orders
-from ..core import vocabulary
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
 from .heatmap import heatmap
 from .theme import (
@@ -40,10 +40,6 @@ from .theme import (
 if TYPE_CHECKING:
     import altair as alt
 
-# The axis title of languages split by the line between the resource levels.
-LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource languages"
-
-
 # ---------------------------------------------------------------- model x language heatmaps
 
 
@@ -62,11 +58,13 @@ def model_language_heatmap(
     tooltip: list[str] | None = None,
     x: str = "language_label",
 ) -> alt.Chart:
-    """Models (rows, in the paper's order) by language (columns, by resource level with a line between
+    """Models (rows, in the study's order) by language (columns, by resource level with a line between
     the groups: `x` is the column of the language's label or of its name), one panel per value of
-    `column` (by default the question types, in the paper's order), a percentage from 0 to 100 printed
-    without decimals."""
+    `column` (by default the question types, in the study's order; no panels when the study has none),
+    a percentage from 0 to 100 printed without decimals."""
     by_label = x == "language_label"
+    if column == "question_type" and not orders.question_types:
+        column = None
     return heatmap(
         cells,
         x=x,
@@ -83,8 +81,8 @@ def model_language_heatmap(
         x_order=orders.labels if by_label else orders.languages,
         y_order=orders.models,
         column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
-        x_dividers=_present(orders.divider(by_label)),
-        x_title=LANGUAGE_GROUPS,
+        x_dividers=orders.dividers(by_label),
+        x_title=orders.level_axis_title(),
         tooltip=tooltip,
     )
 
@@ -143,6 +141,32 @@ def score_heatmap(
     )
 
 
+def metric_heatmap(cells: pl.DataFrame, metric, orders: Orders) -> alt.Chart:
+    """Notebook 04: a study's metric (`analyses.metrics.Metric`), its mean by model and language (a panel
+    per question type when the study has them), coloured by which end is better over the metric's range
+    (or the data's), with the bootstrap interval in the tooltip."""
+    by_type = "question_type" in cells.columns
+    domain = (metric.low, metric.high) if metric.low is not None and metric.high is not None else None
+    return heatmap(
+        cells,
+        x="language",
+        y="model",
+        value="mean",
+        column="question_type" if by_type else None,
+        column_order=list(orders.question_types) if by_type else None,
+        title=f"{metric.name} by model and language (mean, {metric.better} is better)",
+        value_title=metric.name,
+        value_format=f".{metric.decimals}f",
+        better=metric.better,
+        domain=domain,
+        x_order=orders.languages,
+        y_order=orders.models,
+        x_dividers=orders.dividers(by_label=False),
+        x_title=orders.level_axis_title(),
+        tooltip=["model", "language", *(["question_type"] if by_type else []), "n_values", "mean", "ci_low", "ci_high"],
+    )
+
+
 def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
     """Notebook 09: the share of answers in English by model and language (English left out; paper Figure 16)."""
     return model_language_heatmap(
@@ -171,37 +195,38 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
 # ---------------------------------------------------------------- 01 dataset overview
 
 
-def specific_categories_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
-    """Figure 5: culturally specific questions by category and language (languages by resource level)."""
+def category_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> alt.Chart:
+    """Questions by category and language (languages by resource level; the paper's Figure 5 for its
+    culturally specific questions)."""
     return heatmap(
         categories,
         x="language",
         y="category",
         value="n_questions",
-        title="Culturally specific questions by category and language (paper Figure 5)",
+        title=title,
         value_title="questions",
         x_order=orders.languages,
-        x_dividers=_present(orders.divider(by_label=False)),
-        x_title=LANGUAGE_GROUPS,
+        x_dividers=orders.dividers(by_label=False),
+        x_title=orders.level_axis_title(),
         tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
     )
 
 
-def specific_category_shares_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
-    """Figure 5 as shares: each category's % of a language's culturally specific questions, so that
-    languages with many and few questions compare."""
+def category_share_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> alt.Chart:
+    """`category_heatmap` as shares: each category's % of a language's questions, so that languages with
+    many and few questions compare."""
     return heatmap(
         categories,
         x="language",
         y="category",
         value="pct_of_language",
-        title="Culturally specific questions by category: % of each language's questions (paper Figure 5 as shares)",
+        title=title,
         value_title="% of the language's questions",
         value_format=".0f",
         domain=PERCENT_DOMAIN,
         x_order=orders.languages,
-        x_dividers=_present(orders.divider(by_label=False)),
-        x_title=LANGUAGE_GROUPS,
+        x_dividers=orders.dividers(by_label=False),
+        x_title=orders.level_axis_title(),
         tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
     )
 
@@ -274,43 +299,31 @@ def similarity_heatmap(
     similarity: pl.DataFrame,
     order: list[str],
     group_by: str,
-    question_type: str | None = "specific",
-    collection: str | None = "human",
-    divider: str | None = None,
+    item: str | None,
+    dividers: list[str] = (),
 ) -> alt.Chart:
-    """The group x group matrix of BC, in `order` on both axes, with a line before `divider` on both
-    (the first low-resource language); each cell's tooltip gives BC and Hellinger."""
-    item = "paper Figure 6" if topics.reproduces_figure6(group_by, question_type, collection) else "beyond the paper"
+    """The group x group matrix of BC, in `order` on both axes, with a line before each of `dividers` on
+    both (the first language of each resource level after the first); each cell's tooltip gives BC and
+    Hellinger. `item` says which paper item it is, if any (`topics.similarity_item`)."""
     return heatmap(
         similarity,
         x="group_b",
         y="group_a",
         value="bc",
-        title=f"Bhattacharyya coefficient between category distributions, by {group_by} ({item})",
+        title=f"Bhattacharyya coefficient between category distributions, by {group_by}"
+        + (f" ({item})" if item else ""),
         value_title="BC",
         x_order=order,
         y_order=order,
         value_format=".2f",
-        x_dividers=_present(divider),
-        y_dividers=_present(divider),
+        x_dividers=list(dividers),
+        y_dividers=list(dividers),
         tooltip=["group_a", "group_b", "bc", "hellinger"],
         cell=(28, 22),
     )
 
 
 # ---------------------------------------------------------------- panels by resource level
-
-
-def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list[str]]]:
-    """The languages of `present`, in the suite's order, as the high- and the low-resource group (each
-    with its title), and whatever else `present` holds (a total) as a last, untitled group."""
-    low_start = orders.languages.index(orders.first_low_resource) if orders.divider(False) else len(orders.languages)
-    ordered = [language for language in orders.languages if language in present]
-    high = [language for language in ordered if orders.languages.index(language) < low_start]
-    low = [language for language in ordered if orders.languages.index(language) >= low_start]
-    rest = [value for value in present if value not in orders.languages]
-    groups = [("high-resource languages", high), ("low-resource languages", low), ("", rest)]
-    return [(name, members) for name, members in groups if members]
 
 
 def _panels_by_resource_level(
@@ -320,7 +333,7 @@ def _panels_by_resource_level(
     resource level, side by side, the row labels on the first group only."""
     alt = altair()
     parts = []
-    for index, (name, members) in enumerate(_resource_groups(present, orders)):
+    for index, (name, members) in enumerate(orders.groups(present)):
         part = (
             panel(index == 0)
             .transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
@@ -346,12 +359,28 @@ def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: 
 RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 220, 90
 
 
-def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: Orders, *, title: str) -> alt.Chart:
-    """Stacked horizontal bars: the share of each rating for each model, one panel per level of `column`
-    (question types in the paper's order; languages grouped by resource level)."""
+def rating_distribution_chart(
+    distribution: pl.DataFrame,
+    column: str | None,
+    orders: Orders,
+    *,
+    title: str,
+    level_column: str = "rating",
+    level_title: str = "rating (5 is best)",
+) -> alt.Chart:
+    """Stacked horizontal bars: the share of each level of `level_column` (worst first, in the order
+    `ratings.level_distribution` lists them) for each model, one panel per value of `column` (question
+    types in the study's order; languages grouped by resource level; no panels for None)."""
     alt = altair()
-    table = distribution.with_columns(rating_label=pl.col("rating").cast(pl.String))
+    levels = distribution[level_column].unique(maintain_order=True).to_list()
+    table = distribution.with_columns(
+        rating_label=pl.col(level_column).cast(pl.String),
+        level_order=pl.col(level_column)
+        .cast(pl.String)
+        .replace_strict({str(level): i for i, level in enumerate(levels)}, return_dtype=pl.Int32),
+    )
     models = [m for m in orders.models if m in set(table["model"])]
+    mean = f"mean_{level_column}"
 
     def panel(with_row_labels: bool = True) -> alt.Chart:
         return (
@@ -367,31 +396,51 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
                 y=alt.Y("model:N", sort=models, title=None, axis=alt.Axis() if with_row_labels else None),
                 color=alt.Color(
                     "rating_label:O",
-                    title="rating (5 is best)",
-                    scale=alt.Scale(scheme=SCHEMES["higher"], domain=[str(r) for r in vocabulary.RATING_LEVELS]),
+                    title=level_title,
+                    scale=alt.Scale(scheme=SCHEMES["higher"], domain=[str(level) for level in levels]),
                 ),
-                order=alt.Order("rating:Q"),
+                order=alt.Order("level_order:Q"),
                 tooltip=[
                     alt.Tooltip(column),
                     alt.Tooltip("model"),
-                    alt.Tooltip("rating"),
+                    alt.Tooltip(level_column),
                     alt.Tooltip("n", title="ratings"),
                     alt.Tooltip("share", format=".0%"),
-                    alt.Tooltip("mean_rating", title="mean rating", format=".2f"),
+                    *([alt.Tooltip(mean, title=f"mean {level_column}", format=".2f")] if mean in table.columns else []),
                 ],
             )
             .properties(width=RATING_PANEL_WIDTH, height=RATING_PANEL_HEIGHT)
         )
 
-    present = table[column].unique().to_list()
     longest_model = max((len(m) for m in models), default=1)
+    if column is None:
+        chart = panel().properties(title=title)
+        return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
+    present = table[column].unique().to_list()
     if column == "language":
         chart = _panels_by_resource_level(panel, column, present, orders).properties(title=title)
         return print_layout(chart, "page", _print_scale_for_panels(len(present), RATING_PANEL_WIDTH, longest_model))
     # Side by side on screen, stacked in a column in print (`theme.PRINT_CONFIG`'s facet.columns).
-    levels = list(human_evaluation.LEVELS[column]) if column in human_evaluation.LEVELS else sorted(present)
-    chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=levels)).properties(title=title)
+    known = orders.positions(column) or []
+    panels = [value for value in known if value in present] + sorted(v for v in present if v not in known)
+    chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=panels)).properties(title=title)
     return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
+
+
+def criterion_distribution_chart(
+    distribution: pl.DataFrame, criterion, column: str | None, orders: Orders
+) -> alt.Chart:
+    """Notebook 05, any study: the share of each level of a criterion (`analyses.ratings.Criterion`) by
+    model, one panel per value of `column` (question types, languages by resource level, or none)."""
+    by = {None: "model", "question_type": "model and question type", "language": "language and model"}[column]
+    return rating_distribution_chart(
+        distribution,
+        column,
+        orders,
+        title=f"Ratings of {criterion.name} by {by}",
+        level_column="level",
+        level_title=f"{criterion.name} ({criterion.levels[-1]} is best)",
+    )
 
 
 # ---------------------------------------------------------------- 07 NativQA
@@ -511,7 +560,7 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
     present = counts["language"].unique(maintain_order=True).to_list()
     chart = _panels_by_resource_level(panel, "language", present, orders, independent_x=True).properties(
         title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
-        f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions (paper Figure {figure})"
+        f"{orders.question_type_labels.get(question_type, question_type)} questions (paper Figure {figure})"
     )
     longest_model = max((len(m) for m in models), default=1)
     return print_layout(chart, "page", _print_scale_for_panels(len(present), VERDICT_PANEL_WIDTH, longest_model))

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ..analyses.dimensions import MODEL_DISPLAY_NAMES
-from ..core.vocabulary import QUESTION_TYPE_LABELS
+from ..io.calmqa import DISPLAY_NAMES as MODEL_DISPLAY_NAMES
+from ..io.calmqa import QUESTION_TYPE_LABELS
 
 MISSING = "–"
 # The reports' font (the figures' too: theme.py), before the browser's own.
