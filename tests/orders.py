@@ -12,7 +12,7 @@ CALMQA_ORDERS = dimensions.Orders(
     question_types=calmqa.QUESTION_TYPES,
     question_type_labels=calmqa.QUESTION_TYPE_LABELS,
     resource_levels=calmqa.RESOURCE_LEVELS,
-    resource_level_labels={level: f"{level}-resource" for level in calmqa.RESOURCE_LEVELS},
+    resource_level_labels={level: level for level in calmqa.RESOURCE_LEVELS},
     collections=tuple(calmqa.COLLECTION_LABELS),
     collection_labels=calmqa.COLLECTION_LABELS,
 )

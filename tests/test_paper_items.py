@@ -27,12 +27,13 @@ def test_answer_scores_with_every_metric_are_the_papers():
 def test_a_study_of_your_own_names_no_paper_item():
     for available in (["s_surf"], ["s_surf", "s_fact", "s_rel", "s"]):
         labels = paper_items.answer_scores(available, None)
-        assert "paper" not in labels.title and labels.names == {"table": "scores_by_model"}
+        assert "paper" not in labels.title and labels.names == {"table": "surface_by_model"}
     overview = paper_items.dataset_overview(None, "questions")
     assert not any(name.startswith(("table", "figure")) for name in overview.names.values())
     assert not any("paper" in title for title in overview.titles.values())
     assert paper_items.surface_quality(None).names == {
         "indicators": "textual_indicators",
+        "indicator_table": "indicator_shares",
         "token_counts": "answer_token_counts",
     }
     assert topics.similarity_figure_name("language", "specific", "human", None) == "topic_similarity"

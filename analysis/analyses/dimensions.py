@@ -154,7 +154,7 @@ class Orders:
         """How a chart titles the languages of a resource level: `high-resource languages`."""
         if level is None:
             return "languages without a resource level" if self.resource_levels else ""
-        return f"{self.resource_level_labels.get(level, level)} languages"
+        return f"{self.resource_level_labels.get(level, level)}-resource languages"
 
     def level_axis_title(self) -> str | None:
         """The title of a language axis with a line between the resource levels, or None without levels."""

@@ -39,7 +39,7 @@ JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE s.surface_ok IS NOT NULL
+WHERE l.identified AND s.surface_ok IS NOT NULL
 ORDER BY a.answer_id
 """
 
@@ -145,7 +145,7 @@ HOLM = "Holm"
 
 def comparison_values(con: duckdb.DuckDBPyConnection, metric_values: pl.DataFrame) -> pl.DataFrame:
     """What the collections are compared on: the surface verdict (1 for an answer without surface issue,
-    0 with one; answers without a language verdict left out) and every metric value."""
+    0 with one; the answers of a language that is not identified left out) and every metric value."""
     surface = con.sql(SURFACE_SQL).pl()
     return pl.concat([surface, metric_values.select(surface.columns)])
 

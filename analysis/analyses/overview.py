@@ -121,10 +121,15 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
     smallest = per_language.sort("n_questions", "language").row(0, named=True)
     parts = [
         f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages"
-        + (f": {by_kind}." if by_kind else "."),
-        f"{largest['language']} has the most {what} ({largest['n_questions']}), "
-        f"{smallest['language']} the fewest ({smallest['n_questions']}).",
+        + (f": {by_kind}." if by_kind else ".")
     ]
+    if largest["n_questions"] == smallest["n_questions"]:
+        parts.append(f"Every language has {largest['n_questions']} {what}.")
+    else:
+        parts.append(
+            f"{largest['language']} has the most {what} ({largest['n_questions']}), "
+            f"{smallest['language']} the fewest ({smallest['n_questions']})."
+        )
     top = (
         categories.group_by("category")
         .agg(pl.col("n_questions").sum())
@@ -135,7 +140,7 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
         share = top_category["n_questions"] / max(top["n_questions"].sum(), 1)
         parts.append(
             f"The most common topic is *{top_category['category']}* ({top_category['n_questions']} questions, "
-            f"{share:.0%} of the {what.removesuffix(' questions')} ones)."
+            f"{share:.0%} of the {what.removesuffix('questions') + 'ones' if what != 'questions' else 'questions'})."
         )
     return " ".join(parts)
 

@@ -25,7 +25,7 @@ def answer_scores(available: list[str], paper: str | None) -> Labels:
     score) and, when every score is available, Table 2; otherwise its table is Table 2's surface column.
     A study of your own: its surface component and its metrics, under plain names."""
     if not paper:
-        return Labels("Answer scores and metrics", {"table": "scores_by_model"})
+        return Labels("Answer scores and metrics", {"table": "surface_by_model"})
     figures = [SCORE_FIGURES[s] for s in ALL_SCORES if s in available]
     numbers = sorted(f.removeprefix("Figure ") for f in figures)
     complete = all(s in available for s in ALL_SCORES)
@@ -93,6 +93,8 @@ def dataset_overview(paper: str | None, selection: str) -> Labels:
                 "treemap": "figure1_category_treemap",
                 "categories": "figure5_specific_categories",
                 "shares": "figure5_specific_category_shares",
+                "top": "top_category_by_language",
+                "top_levels": "top_category_counts",
             },
             {
                 "treemap": "Categories of the culturally specific questions (paper Figure 1)",
@@ -110,6 +112,8 @@ def dataset_overview(paper: str | None, selection: str) -> Labels:
             "treemap": "category_treemap",
             "categories": "categories_by_language",
             "shares": "category_shares_by_language",
+            "top": "top_categories",
+            "top_levels": "top_category_levels",
         },
         {
             "treemap": f"Categories of the {selection}",
@@ -125,9 +129,20 @@ def surface_quality(paper: str | None) -> Labels:
     if paper:
         return Labels(
             "Surface-level quality",
-            {"indicators": "appendix_c2_textual_indicators", "token_counts": "table17_answer_token_counts"},
+            {
+                "indicators": "appendix_c2_textual_indicators",
+                "indicator_table": "textual_indicators",
+                "token_counts": "table17_answer_token_counts",
+            },
         )
-    return Labels("Surface-level quality", {"indicators": "textual_indicators", "token_counts": "answer_token_counts"})
+    return Labels(
+        "Surface-level quality",
+        {
+            "indicators": "textual_indicators",
+            "indicator_table": "indicator_shares",
+            "token_counts": "answer_token_counts",
+        },
+    )
 
 
 # The culturally specific questions of the paper's Table 17 (its lengths of the answers).

@@ -184,10 +184,11 @@ def scores_by_model(
     *,
     min_valid: int = MIN_VALID_ANSWERS,
     min_metrics_coverage: float = MIN_METRICS_COVERAGE,
+    values: tuple[str, ...] = tuple(SCORES),
     **bootstrap,
 ) -> pl.DataFrame:
-    """Table 2: each score component per model and question type, micro-averaged (answers pooled over
-    languages), x 100, with n and the bootstrap interval; unreliable languages out by default."""
+    """Table 2: each score component of `values` per model and question type, micro-averaged (answers
+    pooled over languages), x 100, with n and the bootstrap interval; unreliable languages out by default."""
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
     parts = [
         score_cells(
@@ -201,7 +202,7 @@ def scores_by_model(
         )
         .rename({value: "mean"})
         .with_columns(score=pl.lit(value))
-        for value in SCORES
+        for value in values
     ]
     order = {value: i for i, value in enumerate(SCORES)}
     return (
@@ -212,6 +213,12 @@ def scores_by_model(
             "model", "question_type", "score", "n_answers", "n_valid", "mean", "ci_low", "ci_high", "metrics_coverage"
         )
     )
+
+
+def reported_scores(available: list[str], paper: str | None) -> tuple[str, ...]:
+    """The scores the table per model reports: the paper's four for the paper's study (blank where
+    metrics are missing, as its Table 2 has them), those the data has for any other."""
+    return tuple(SCORES) if paper else tuple(available)
 
 
 def heatmap_caveats(

@@ -194,7 +194,7 @@ def dimension_values() -> pl.DataFrame:
     labels = {
         "question_type": calmqa.QUESTION_TYPE_LABELS,
         "collection": calmqa.COLLECTION_LABELS,
-        "resource_level": {level: f"{level}-resource" for level in calmqa.RESOURCE_LEVELS},
+        "resource_level": {level: level for level in calmqa.RESOURCE_LEVELS},
     }
     return pl.DataFrame(
         [

@@ -277,4 +277,5 @@ EXAMPLE = StudySpec(
     criteria={"overall": (1, 2, 3, 4, 5), "fluency": ("poor", "fair", "good")},
     model_effects={"alpha-7b": 0.0, "beta-70b": 1.0, "gamma-mini": -0.5},
     score_means={"alpha-7b": 0.55, "beta-70b": 0.7, "gamma-mini": 0.45},
+    seed=1,
 )

@@ -26,6 +26,12 @@ READING_ORDER = {
     "04_answer_scores": "the paper's answer score, as far as the release allows",
     "05_human_evaluation": "what the native-speaker annotators found",
 }
+# ... and in the reports of a study of your own.
+STUDY_READING_ORDER = {
+    "03_surface_quality": "which models answer in the question's language, without repeating themselves",
+    "04_answer_scores": "the share of answers without surface issues, and the study's metrics",
+    "05_human_evaluation": "what the annotators found, criterion by criterion",
+}
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -107,7 +113,7 @@ def study_headline(records: dict[str, dict], study) -> str:
     """What a study's reports are (a study of your own: `analyses.studies.Study`), and what to read first."""
     first = [
         f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
-        for name, why in READING_ORDER.items()
+        for name, why in STUDY_READING_ORDER.items()
         if name in records
     ]
     reading = f"<p>What to read first:</p><ol>{''.join(first)}</ol>" if first else ""

@@ -22,10 +22,11 @@ import polars as pl
 from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surface
 from ..analyses.dimensions import Orders
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
-from .heatmap import heatmap
+from .heatmap import CELL, heatmap
 from .theme import (
     BOX_LABEL,
     BOX_LABEL_PRINT_SCALE,
+    CELL_LABEL,
     CHARACTER_WIDTH,
     CONFIG,
     PERCENT_DOMAIN,
@@ -82,13 +83,22 @@ def model_language_heatmap(
         y_order=orders.models,
         column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
         x_dividers=orders.dividers(by_label),
-        x_title=orders.level_axis_title(),
+        x_title=_level_axis_title(orders, cells[x].n_unique()),
         tooltip=tooltip,
     )
 
 
 def _present(divider: str | None) -> list[str]:
     return [divider] if divider is not None else []
+
+
+def _level_axis_title(orders: Orders, n_columns: int, cell: int = CELL) -> str | None:
+    """The title of a language axis with a line between the resource levels, when the axis is wide enough
+    to carry it (at most half as wide again as the axis: a few languages' axis would have it run into the
+    next panel)."""
+    title = orders.level_axis_title()
+    width = len(title or "") * CHARACTER_WIDTH * CONFIG["axis"]["titleFontSize"]
+    return title if title and width <= 1.5 * n_columns * cell else None
 
 
 def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identification: str = "paper") -> alt.Chart:
@@ -147,6 +157,8 @@ def metric_heatmap(cells: pl.DataFrame, metric, orders: Orders) -> alt.Chart:
     (or the data's), with the bootstrap interval in the tooltip."""
     by_type = "question_type" in cells.columns
     domain = (metric.low, metric.high) if metric.low is not None and metric.high is not None else None
+    # Wide enough for a value with its decimals (0.63) in the cell's label size.
+    cell = max(CELL, round((metric.decimals + 2.5) * CHARACTER_WIDTH * CONFIG["style"][CELL_LABEL]["fontSize"] + 6))
     return heatmap(
         cells,
         x="language",
@@ -162,8 +174,9 @@ def metric_heatmap(cells: pl.DataFrame, metric, orders: Orders) -> alt.Chart:
         x_order=orders.languages,
         y_order=orders.models,
         x_dividers=orders.dividers(by_label=False),
-        x_title=orders.level_axis_title(),
+        x_title=_level_axis_title(orders, cells["language"].n_unique(), cell),
         tooltip=["model", "language", *(["question_type"] if by_type else []), "n_values", "mean", "ci_low", "ci_high"],
+        cell=(cell, CELL),
     )
 
 
@@ -207,7 +220,7 @@ def category_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> al
         value_title="questions",
         x_order=orders.languages,
         x_dividers=orders.dividers(by_label=False),
-        x_title=orders.level_axis_title(),
+        x_title=_level_axis_title(orders, categories["language"].n_unique()),
         tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
     )
 
@@ -226,7 +239,7 @@ def category_share_heatmap(categories: pl.DataFrame, orders: Orders, title: str)
         domain=PERCENT_DOMAIN,
         x_order=orders.languages,
         x_dividers=orders.dividers(by_label=False),
-        x_title=orders.level_axis_title(),
+        x_title=_level_axis_title(orders, categories["language"].n_unique()),
         tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
     )
 
