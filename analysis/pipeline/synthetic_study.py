@@ -72,6 +72,7 @@ class StudySpec:
     annotator_sd: float = 0.3
     annotators: int = 2
     rated_languages: int | None = None  # the first n languages are rated (None: all)
+    rated_questions: int | None = None  # ... and of each, the first n questions (None: all)
     # Metrics: the score's mean per model, and how much lower it is on the second collection.
     score_means: dict[str, float] = field(default_factory=dict)
     collection_shift: float = 0.15
@@ -175,7 +176,8 @@ def write_study(folder: Path | str, spec: StudySpec, udhr_folder: Path | str = p
                 elif i < wrong + repeated + blank:
                     text = ""
                 answers.append([key, model, text])
-                if spec.with_ratings and language.name in annotator_of:
+                rated_question = spec.rated_questions is None or i < spec.rated_questions
+                if spec.with_ratings and language.name in annotator_of and rated_question:
                     annotator = annotator_of[language.name]
                     latent = spec.model_effects.get(model, 0.0) + question_effect + annotator_effect[annotator]
                     for criterion, levels in spec.criteria.items():
@@ -279,3 +281,46 @@ EXAMPLE = StudySpec(
     score_means={"alpha-7b": 0.55, "beta-70b": 0.7, "gamma-mini": 0.45},
     seed=1,
 )
+
+
+def scaled_spec(
+    n_languages: int, n_models: int, questions_per_language: int, udhr_folder: Path | str = paths.UDHR
+) -> StudySpec:
+    """A large study for `make bench`: `n_languages` languages the UDHR has 40 or more usable paragraphs
+    in (every third of them in code order), `n_models` models, `questions_per_language` questions each;
+    a few answers in English, repetitive or empty per model; two languages' first 100 questions rated."""
+    import langcodes
+
+    from .language_id_all import pipeline_codes
+
+    paragraphs = udhr.paragraphs(pipeline_codes(), udhr_folder)
+    usable = (
+        paragraphs.filter(pl.col("text").str.len_chars() >= MIN_CHARS)
+        .group_by("language")
+        .len()
+        .filter(pl.col("len") >= 40)
+        .sort("language")["language"]
+        .to_list()
+    )
+    codes = usable[::3][:n_languages]
+    if len(codes) < n_languages:
+        raise ValueError(f"the UDHR has {len(codes)} usable languages in every third; {n_languages} asked")
+    models = [f"model-{i + 1:02d}" for i in range(n_models)]
+    return StudySpec(
+        name=f"bench-{n_languages}x{n_models}x{questions_per_language}",
+        title=f"A generated study of {n_languages} languages, {n_models} models and {questions_per_language} questions each",
+        languages=[
+            Language(langcodes.Language.get(code).display_name(), code, "high" if i < n_languages // 2 else "low")
+            for i, code in enumerate(codes)
+        ],
+        models=models,
+        questions_per_language=questions_per_language,
+        wrong_language={m: i % 5 for i, m in enumerate(models)},
+        repetitive={m: (i + 2) % 3 for i, m in enumerate(models)},
+        empty={m: i % 2 for i, m in enumerate(models)},
+        model_effects={m: (i % 5) / 4 for i, m in enumerate(models)},
+        score_means={m: 0.4 + (i % 5) / 20 for i, m in enumerate(models)},
+        rated_languages=2,
+        rated_questions=100,
+        annotators=2,
+    )
