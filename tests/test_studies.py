@@ -187,13 +187,21 @@ def test_the_example_is_what_its_generator_writes(tmp_path, udhr_folder):
         assert (tmp_path / "example" / path.name).read_bytes() == path.read_bytes(), path.name
 
 
+def _state(folder) -> dict:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
 @pytest.fixture(scope="module")
 def example_database(tmp_path_factory, udhr_folder):
     db_path = tmp_path_factory.mktemp("example") / "example.duckdb"
+    before = _state(EXAMPLE)
     build(EXAMPLE, db_path, progress=False)
+    # A study's folder is only read.
+    assert _state(EXAMPLE) == before
     return db_path
 
 
+@pytest.mark.slow
 def test_the_example_study_builds_with_its_declarations(example_database):
     with store.connect(example_database) as con:
         declared = studies.Study.of(con)

@@ -67,6 +67,8 @@ def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
 def values(con: duckdb.DuckDBPyConnection, dimension: str) -> dict[str, str]:
     """The values of the grouping column `dimension` (`DIMENSIONS`) that the data holds, in the study's
     order, with their labels."""
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"{dimension!r} is not a grouping column; expected one of {', '.join(DIMENSIONS)}")
     table = "languages" if dimension == "resource_level" else "questions"
     return dict(con.execute(VALUES_SQL.format(column=dimension, table=table), {"dimension": dimension}).fetchall())
 

@@ -159,13 +159,23 @@ def collection_tests(compared: pl.DataFrame, orders: dimensions.Orders) -> pl.Da
     first, second = orders.collections[:2]
     rows = []
     metrics = compared["metric"].unique(maintain_order=True).to_list()
+    binary = dict(compared.group_by("metric").agg(pl.col("value").is_in([0.0, 1.0]).all()).iter_rows())
+    # Each language's values of each metric and collection, gathered once (not filtered per language).
+    groups = (
+        compared.filter(pl.col("collection").is_in([first, second]))
+        .group_by("metric", "language", "collection")
+        .agg(pl.col("value"))
+    )
+    samples = {
+        (metric, language, collection): np.asarray(values, dtype=float)
+        for metric, language, collection, values in groups.iter_rows()
+    }
+    present = set(zip(compared["metric"].to_list(), compared["language"].to_list()))
+    empty = np.array([], dtype=float)
     for metric in metrics:
-        of_metric = compared.filter(pl.col("metric") == metric)
-        binary = bool(of_metric["value"].is_in([0.0, 1.0]).all())
-        for language in [language for language in orders.languages if language in set(of_metric["language"])]:
-            here = of_metric.filter(pl.col("language") == language)
-            a = here.filter(pl.col("collection") == first)["value"].to_numpy()
-            b = here.filter(pl.col("collection") == second)["value"].to_numpy()
+        for language in [language for language in orders.languages if (metric, language) in present]:
+            a = samples.get((metric, language, first), empty)
+            b = samples.get((metric, language, second), empty)
             row = {
                 "metric": metric,
                 "language": language,
@@ -175,14 +185,14 @@ def collection_tests(compared: pl.DataFrame, orders: dimensions.Orders) -> pl.Da
                 "n_b": len(b),
                 "mean_a": float(a.mean()) if len(a) else None,
                 "mean_b": float(b.mean()) if len(b) else None,
-                "test": "Fisher's exact test" if binary else "two-sample Kolmogorov-Smirnov test",
+                "test": "Fisher's exact test" if binary[metric] else "two-sample Kolmogorov-Smirnov test",
                 "difference": None,
                 "ks_d": None,
                 "p_value": None,
             }
             if len(a) and len(b):
                 row["difference"] = float(a.mean() - b.mean())
-                if binary:
+                if binary[metric]:
                     _, row["p_value"] = comparisons.fisher_exact(a, b)
                 else:
                     row["ks_d"], row["p_value"] = comparisons.ks_two_sample(a, b)

@@ -88,10 +88,6 @@ def model_language_heatmap(
     )
 
 
-def _present(divider: str | None) -> list[str]:
-    return [divider] if divider is not None else []
-
-
 def _level_axis_title(orders: Orders, n_columns: int, cell: int = CELL) -> str | None:
     """The title of a language axis with a line between the resource levels, when the axis is wide enough
     to carry it (at most half as wide again as the axis: a few languages' axis would have it run into the
