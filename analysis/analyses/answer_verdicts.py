@@ -7,6 +7,7 @@ omissions by model (Figures 18 to 23; their counts are the paper's Tables 25 to 
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..stats import intervals
 from . import dimensions, human_evaluation
 
@@ -56,8 +57,8 @@ def english_summary(cells: pl.DataFrame) -> str:
     total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()
     return (
         f"Of the answers to questions in the 22 languages other than English, **{total:.1f}%** are in English. "
-        f"{top['model']} answers in English most often ({top['pct']:.1f}% of its answers), "
-        f"{bottom['model']} least often ({bottom['pct']:.1f}%)."
+        f"{inert(top['model'])} answers in English most often ({top['pct']:.1f}% of its answers), "
+        f"{inert(bottom['model'])} least often ({bottom['pct']:.1f}%)."
     )
 
 

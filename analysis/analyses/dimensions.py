@@ -34,6 +34,10 @@ SURFACE_OK_OR_RAW = "coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repet
 # The paper's models by display name, in its order (imported models follow them, `model_order`).
 PAPER_MODELS = [m.display_name for m in MODELS]
 MODEL_DISPLAY_NAMES = {m.model: m.display_name for m in MODELS}
+# A model x language chart draws this many models at most, so that its rows stay legible however many are
+# imported: the release's models, then the imported ones that answered the most (`drawn_models`); its CSV
+# has every model's rows.
+MAX_DRAWN_MODELS = 20
 # The facets of every chart split by question type, and the rows of every table, in the paper's order.
 QUESTION_TYPE_ORDER = list(QUESTION_TYPES)
 RESOURCE_LEVEL_ORDER = list(RESOURCE_LEVELS)
@@ -42,6 +46,20 @@ RESOURCE_LEVEL_ORDER = list(RESOURCE_LEVELS)
 def is_unreliable(language: str = "q.language") -> str:
     """SQL: the language in the column `language` is one whose identification is unreliable."""
     return f"{language} IN ({', '.join(repr(name) for name in sorted(UNRELIABLE_LANGUAGES))})"
+
+
+def drawn_models(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_MODELS) -> list[str]:
+    """The display names of the models a model x language chart draws, in `model_order`: the release's
+    models, then the imported models with the most answers (ties by name), `limit` in all."""
+    ranked = [
+        r[0]
+        for r in con.sql(
+            "SELECT m.display_name FROM models m LEFT JOIN answers a USING (model) "
+            "GROUP BY m.display_name, m.import_position "
+            "ORDER BY m.import_position IS NOT NULL, count(a.answer_id) DESC, m.display_name"
+        ).fetchall()
+    ][:limit]
+    return [m for m in model_order(con) if m in ranked]
 
 
 def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -66,15 +84,17 @@ def language_labels(con: duckdb.DuckDBPyConnection, all_identified: bool = False
 
 @dataclass(frozen=True)
 class Orders:
-    """The axes of a model x language chart: models in the paper's order, languages (and their labels,
-    as `language_labels` gives them) by resource level, the first low-resource language (where the
-    charts draw the line between the groups), and the question types in the paper's order."""
+    """The axes of a model x language chart: models in the paper's order (and those it draws,
+    `drawn_models`: None draws all), languages (and their labels, as `language_labels` gives them) by
+    resource level, the first low-resource language (where the charts draw the line between the
+    groups), and the question types in the paper's order."""
 
     models: list[str]
     languages: list[str]
     labels: list[str]
     first_low_resource: str | None = None
     question_types: tuple[str, ...] = QUESTION_TYPES
+    drawn: list[str] | None = None
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> Orders:
@@ -83,7 +103,9 @@ class Orders:
             r[0]
             for r in con.sql("SELECT language FROM languages WHERE resource_level = 'low' ORDER BY language").fetchall()
         ]
-        return cls(model_order(con), list(labels), list(labels.values()), low[0] if low else None)
+        return cls(
+            model_order(con), list(labels), list(labels.values()), low[0] if low else None, drawn=drawn_models(con)
+        )
 
     def label(self, language: str) -> str:
         return self.labels[self.languages.index(language)]

@@ -5,6 +5,7 @@ Figures 1 and 5 and the counts its text gives of the dataset, computed in SQL fr
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..io import paper
 
 # Population standard deviation (ddof = 0) and one decimal, as the paper prints them.
@@ -78,9 +79,9 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:
     return (
         f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages: "
         f"{n.get('specific', 0):,} culturally specific and {n.get('agnostic', 0):,} culturally agnostic. "
-        f"{largest['language']} has the most culturally specific questions ({largest['n_questions']}), "
-        f"{smallest['language']} the fewest ({smallest['n_questions']}). "
-        f"The most common topic is *{top_category['category']}* ({top_category['n_questions']} questions, "
+        f"{inert(largest['language'])} has the most culturally specific questions ({largest['n_questions']}), "
+        f"{inert(smallest['language'])} the fewest ({smallest['n_questions']}). "
+        f"The most common topic is *{inert(top_category['category'])}* ({top_category['n_questions']} questions, "
         f"{share:.0%} of the culturally specific ones)."
     )
 

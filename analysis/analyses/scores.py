@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from .. import store
+from ..core.text import inert
 from ..stats import comparisons, intervals
 from . import dimensions, surface
 
@@ -228,7 +229,7 @@ def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unrelia
         shortest = medians.row(0, named=True)
         others = clean.filter(pl.col("model") != shortest["model"])["n_bytes"].median()
         caveats.append(
-            f"A short answer counts as clean: {shortest['model']}'s median answer without surface issues "
+            f"A short answer counts as clean: {inert(shortest['model'])}'s median answer without surface issues "
             f"is {shortest['n_bytes']:,.0f} bytes, the other models' {others:,.0f} bytes "
             f"(over the {clean['language'].n_unique()} languages"
             f"{' identified reliably' if exclude_unreliable else ''})."
@@ -306,8 +307,8 @@ def summary(
     if per_model.height >= 2:
         worst, best = per_model.row(0, named=True), per_model.row(-1, named=True)
         parts.append(
-            f"{best['model']} scores highest ({best['mean']:.1f} over {best['n_valid']:,} answers), "
-            f"{worst['model']} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
+            f"{inert(best['model'])} scores highest ({best['mean']:.1f} over {best['n_valid']:,} answers), "
+            f"{inert(worst['model'])} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
             "question pooled."
         )
     blank = cells[headline].filter(pl.col(headline).is_null()).height
@@ -393,13 +394,13 @@ def choose_groups(
     empty = [group_label(g) for g in groups if size(g) == 0]
     if not empty:
         return groups, (
-            f"Compared: **{group_label(groups[0])}** ({size(groups[0]):,} answers) against "
-            f"**{group_label(groups[1])}** ({size(groups[1]):,} answers)."
+            f"Compared: **{inert(group_label(groups[0]))}** ({size(groups[0]):,} answers) against "
+            f"**{inert(group_label(groups[1]))}** ({size(groups[1]):,} answers)."
         )
     note = (
-        f"The group{'s' if len(empty) > 1 else ''} {' and '.join(f'**{e}**' for e in empty)} "
+        f"The group{'s' if len(empty) > 1 else ''} {' and '.join(f'**{inert(e)}**' for e in empty)} "
         f"{'have' if len(empty) > 1 else 'has'} no answers in this database, so the comparison "
-        f"{group_label(groups[0])} vs {group_label(groups[1])} cannot be made."
+        f"{inert(group_label(groups[0]))} vs {inert(group_label(groups[1]))} cannot be made."
     )
     if any(g.get("collection") == "auto" for g in groups) and not answers.filter(pl.col("collection") == "auto").height:
         note += (
@@ -412,11 +413,12 @@ def choose_groups(
     if missing:
         return (
             fallback,
-            note + f" The fallback comparison has no answers either ({', '.join(missing)}): nothing is compared.",
+            note
+            + f" The fallback comparison has no answers either ({', '.join(inert(m) for m in missing)}): nothing is compared.",
         )
     return fallback, note + (
-        f" Compared instead, as the data allows: **{group_label(fallback[0])}** "
-        f"({size(fallback[0]):,} answers) against **{group_label(fallback[1])}** "
+        f" Compared instead, as the data allows: **{inert(group_label(fallback[0]))}** "
+        f"({size(fallback[0]):,} answers) against **{inert(group_label(fallback[1]))}** "
         f"({size(fallback[1]):,} answers)."
     )
 
@@ -557,7 +559,7 @@ def comparison_summary(
         parts.append(
             f"The {test} could be run in {tested.height} of {by_language.height} languages; the groups differ "
             f"at p < {alpha} in {significant.height} of them (no correction for multiple tests). The largest "
-            f"difference is in {largest['language']} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']})."
+            f"difference is in {inert(largest['language'])} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']})."
         )
     else:
         parts.append(f"No language has answers in both groups, so no {test or 'test'} could be run.")
@@ -565,8 +567,8 @@ def comparison_summary(
     if overall["p_value"] is not None:
         parts.append(
             f"Over the {overall['resource_level']}-resource languages, pooled over the models that answered in "
-            f"both groups, the mean score x 100 is {overall['mean_a']:.1f} for {overall['group_a']} and "
-            f"{overall['mean_b']:.1f} for {overall['group_b']} ({result(overall)}, "
+            f"both groups, the mean score x 100 is {overall['mean_a']:.1f} for {inert(overall['group_a'])} and "
+            f"{overall['mean_b']:.1f} for {inert(overall['group_b'])} ({result(overall)}, "
             f"n = {overall['n_a']:,} and {overall['n_b']:,})."
         )
     return "\n\n".join(parts)

@@ -7,6 +7,7 @@ with the annotators; and the words of the surface benchmark's results (`make ben
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..io import tokenizer_ranks
 from ..stats import comparisons, intervals
 from . import dimensions
@@ -456,11 +457,11 @@ def summary(
     return (
         f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
         f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
-        f"ones. {best} has the fewest surface issues ({best_ok:.1f}% clean), {worst} the most ({worst_ok:.1f}%). "
-        f"{worst_errors['model']} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
+        f"ones. {inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most ({worst_ok:.1f}%). "
+        f"{inert(worst_errors['model'])} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
         f"answers to culturally {worst_errors['question_type']} questions. On the culturally specific questions "
         f"themselves the identification is right for at least {weakest['pct_identified']:.2f}% of each reliable "
-        f"language (lowest: {weakest['language']}). Against the annotators' language labels (`partially` left "
+        f"language (lowest: {inert(weakest['language'])}). Against the annotators' language labels (`partially` left "
         f"out), Cohen's kappa is **{reliable_kappa['cohens_kappa']:.2f}** over {reliable_kappa['n_answers']} answers "
         f"of the reliable languages and **{all_kappa['cohens_kappa']:.2f}** over all {all_kappa['n_answers']} with "
         f"Kirundi's {all_kappa['n_unreliable_answers']} (whose automatic verdict is the detector's raw one)."

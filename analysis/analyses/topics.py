@@ -13,6 +13,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from ..core.text import inert
 from . import dimensions
 
 ORDERINGS = ("resource", "cluster")
@@ -316,11 +317,11 @@ def summary(
             f"{len(distributions.categories)} categories), the Bhattacharyya coefficient between two groups' topic "
             f"distributions averages **{pairs['bc'].mean():.2f}** (median {pairs['bc'].median():.2f}, "
             f"range {pairs['bc'].min():.2f} to {pairs['bc'].max():.2f}). "
-            f"The most similar pair is {most['group_a']} and {most['group_b']} ({most['bc']:.2f}); "
-            f"the least similar, {least['group_a']} and {least['group_b']} ({least['bc']:.2f})."
+            f"The most similar pair is {inert(most['group_a'])} and {inert(most['group_b'])} ({most['bc']:.2f}); "
+            f"the least similar, {inert(least['group_a'])} and {inert(least['group_b'])} ({least['bc']:.2f})."
         )
     if not dropped.is_empty():
-        left_out = ", ".join(f"{g} ({n})" for g, n in dropped.iter_rows())
+        left_out = ", ".join(f"{inert(g)} ({n})" for g, n in dropped.iter_rows())
         paragraphs.append(f"Left out for having fewer than {min_questions} questions: {left_out}.")
     pooled_row = pooled.row(0, named=True)
     if pooled_row["bc"] is not None:

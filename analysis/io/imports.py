@@ -164,7 +164,7 @@ def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataF
     """Validated answers of a CSV/JSONL file, or of a file in the release's JSON format, checked against
     what the database holds: every question exists, no answer takes the name of another, and every model
     keeps one display name that no other model has."""
-    if ingest.DATASET_FILE.match(path.name):
+    if ingest.DATASET_FILE.fullmatch(path.name):
         rows = _release_format_answers(path, held, problems)
     else:
         rows = _table_answers(path, held, problems)
@@ -236,7 +236,7 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
 
 
 def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
-    match = ingest.DATASET_FILE.match(path.name)
+    match = ingest.DATASET_FILE.fullmatch(path.name)
     question_type, key = match.group(1), match.group(2)
     language = {name.lower(): name for name in held.languages}.get(key)
     if language is None:

@@ -20,7 +20,7 @@ from ..core.errors import Problems
 from . import records
 from .release import UNREADABLE, open_uncompressed, unreadable
 
-DATASET_FILE = re.compile(r"^dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?$")
+DATASET_FILE = re.compile(r"dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?")  # matched whole (`fullmatch`)
 # A question's upstream name: its file's key and its number, in ASCII digits (`german:12`, `non_cultural:3`).
 QUESTION_NAME = re.compile(r"[a-z_]+:[0-9]+")
 LANGUAGE_COLUMNS = (
@@ -500,7 +500,7 @@ def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str
         return []
     found = []
     for path in sorted(datasets.iterdir()):
-        match = DATASET_FILE.match(path.name)
+        match = DATASET_FILE.fullmatch(path.name)
         if match:
             found.append((path, match.group(1), match.group(2)))
         elif path.name.startswith("dataset-"):
