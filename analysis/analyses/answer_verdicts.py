@@ -11,7 +11,7 @@ from ..core.text import inert
 from ..stats import intervals
 from . import dimensions, human_evaluation
 
-ENGLISH_SQL = """
+ENGLISH_SQL = f"""
 SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
        count(*) AS n_answers,
        count(s.detected_language) FILTER (NOT s.provider_error) AS n_with_language,
@@ -21,7 +21,7 @@ JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE q.language <> 'English'
+WHERE q.language <> 'English' AND {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY model, l.resource_level, q.language, q.question_type
 """

@@ -11,7 +11,10 @@ The paper's pipeline cannot identify Balochi, Hiligaynon, Kirundi and Papiamento
 (`core.vocabulary.UNRELIABLE_LANGUAGES`): their answers have no language verdict (`language_correct`
 and `surface_ok` are NULL in `answer_surface`). Counts keep the detector's raw verdict for them
 (`LANGUAGE_CORRECT_OR_RAW`, `SURFACE_OK_OR_RAW`); cells show them as not identified and aggregates
-leave them out unless asked, and their labels carry a dagger. Where the identification for all 23
+leave them out unless asked, and their labels carry a dagger.
+
+The paper's tables and figures read the release's questions only (`from_release`): imports add models
+beside the paper's and never change a number the paper prints. Where the identification for all 23
 languages decides for them instead (notebook 10, or notebook 03 with `language_identification = "all"`),
 their labels carry a double dagger: beyond the paper.
 """
@@ -41,6 +44,14 @@ MAX_DRAWN_MODELS = 20
 # The facets of every chart split by question type, and the rows of every table, in the paper's order.
 QUESTION_TYPE_ORDER = list(QUESTION_TYPES)
 RESOURCE_LEVEL_ORDER = list(RESOURCE_LEVELS)
+
+
+def from_release(alias: str = "q") -> str:
+    """SQL: the row of the table `alias` (questions, answers or models) is the release's, not imported
+    (`import_position`). The paper's tables and figures are computed over the release's questions, so
+    that an import never changes a number the paper prints: imported models add rows of their own, and
+    imported questions count only where a report says so (06's comparison of collections)."""
+    return f"{alias + '.' if alias else ''}import_position IS NULL"
 
 
 def is_unreliable(language: str = "q.language") -> str:

@@ -67,6 +67,7 @@ JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
 LEFT JOIN answer_metrics am USING (answer_id)
+WHERE {{questions}}
 ORDER BY a.answer_id
 """
 
@@ -88,15 +89,17 @@ def score_components(answers: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(s=pl.when(~clean).then(0.0).otherwise(pl.col("s_fact") * pl.col("s_rel")))
 
 
-def answer_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Every model answer with its surface verdict, imported metrics and score components."""
+def answer_scores(con: duckdb.DuckDBPyConnection, imported_questions: bool = False) -> pl.DataFrame:
+    """Every model answer with its surface verdict, imported metrics and score components: to the release's
+    questions (the paper's figures), or with `imported_questions` to imported ones too (a comparison of
+    collections, which the auto-collected questions of an import make possible)."""
     missing = [name for name in ("answer_metrics", "answer_surface") if not store.table_exists(con, name)]
     if missing:
         raise LookupError(
             f"the database has no table {', '.join(sorted(missing))}: build it with `make db`, "
             "which computes the surface verdicts"
         )
-    answers = con.sql(ANSWERS_SQL).pl()
+    answers = con.sql(ANSWERS_SQL.format(questions="true" if imported_questions else dimensions.from_release())).pl()
     labels = dimensions.language_labels(con)
     return score_components(answers).with_columns(language_label=pl.col("language").replace_strict(labels))
 

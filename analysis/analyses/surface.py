@@ -28,6 +28,7 @@ JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY model, l.resource_level, q.language, q.question_type
 """
@@ -151,6 +152,7 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 """
 
@@ -200,6 +202,7 @@ QUESTION_ACCURACY_SQL = f"""
 WITH detected AS (
     SELECT q.language, q.question_type, l.resource_level, l.iso_code, i.detected_language, i.language_correct
     FROM question_language_id i JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+    WHERE {dimensions.from_release()}
 ), wrong AS (
     SELECT language, detected_language, count(*) AS n
     FROM detected WHERE NOT language_correct AND question_type = $question_type GROUP BY ALL
@@ -269,15 +272,15 @@ INDICATOR_SCOPES = {
     "culturally specific questions": "q.question_type = 'specific'",
     "all answers": "true",
 }
-INDICATORS_SQL = """
-SELECT m.display_name AS model, {scope_sql} AS scope, count(*) AS n_answers,
-       {counts}
+INDICATORS_SQL = f"""
+SELECT m.display_name AS model, {{scope_sql}} AS scope, count(*) AS n_answers,
+       {{counts}}
 FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE {where}
+WHERE {{where}} AND {dimensions.from_release()}
 GROUP BY ALL
 """
 
@@ -319,7 +322,7 @@ def indicator_table(shares: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- answer lengths (Table 17)
 
-TOKEN_COUNTS_SQL = """
+TOKEN_COUNTS_SQL = f"""
 SELECT m.display_name AS model, s.tokenizer,
        count(*) AS n_all, avg(s.n_tokens) AS mean_all, median(s.n_tokens) AS median_all,
        stddev_samp(s.n_tokens) AS std_all,
@@ -331,7 +334,7 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
-WHERE q.question_type = $question_type
+WHERE q.question_type = $question_type AND {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY any_value(m.rowid)
 """

@@ -112,7 +112,8 @@ def category_counts(
     collection: str | None = "human",
 ) -> Distributions:
     """Questions per group and category. `question_type` and `collection` filter the questions (None:
-    no filter); questions without a category or without a group value are left out."""
+    no filter); questions without a category or without a group value are left out, and so are imported
+    questions when the selection is the paper's Figure 6."""
     columns = _grouping_columns(con)
     if group_by not in columns:
         raise ValueError(
@@ -126,6 +127,8 @@ def category_counts(
         if value is not None:
             filters.append(f"q.{column} = ?")
             params.append(value)
+    if reproduces_figure6(group_by, question_type, collection):
+        filters.append(dimensions.from_release())  # the paper's figure: the release's questions only
     sql = f"""
         SELECT CAST({alias}."{group_by}" AS VARCHAR) AS "{group_by}", q.category, count(*) AS n_questions
         FROM questions q {join}
