@@ -101,6 +101,7 @@ def _expected_counts(args) -> int:
     from .pipeline import checks
 
     with store.connect(args.db) as con:
+        store.check_schema(con, Path(args.db))
         if con.execute("SELECT count(*) FROM applied_imports").fetchall()[0][0]:
             raise Failure(
                 f"{args.db} holds imports; the expected counts are those of the release alone: "

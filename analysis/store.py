@@ -45,14 +45,6 @@ _MAGIC, _MAGIC_AT = b"DUCK", 8
 READS_VARIABLE = "CALMQA_DATABASE_READS"
 
 
-_SPECIAL_FILES = (
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def resolve(db_path: Path | str, writing: bool = False) -> Path:
     """The database file that `db_path` names, symbolic links followed (a write replaces the file a link
     names, not the link). Refused with the reason: a folder, a special file (a device, a FIFO, a socket),
@@ -68,9 +60,9 @@ def resolve(db_path: Path | str, writing: bool = False) -> Path:
     shown = db_path if resolved == db_path.absolute() else f"{db_path} (-> {resolved})"
     if stat.S_ISDIR(info.st_mode):
         raise StorageError(shown, "is a folder, not a database: name a .duckdb file")
-    for is_kind, what in _SPECIAL_FILES:
-        if is_kind(info.st_mode):
-            raise StorageError(shown, f"is {what}, not a database file: name a .duckdb file")
+    special = files.special_kind(info.st_mode)
+    if special is not None:
+        raise StorageError(shown, f"is {special}, not a database file: name a .duckdb file")
     if writing and not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise StorageError(
             shown,
@@ -140,8 +132,9 @@ def check_schema(con: duckdb.DuckDBPyConnection, db_path: Path) -> None:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5:,} more" if len(missing) > 5 else "")
         raise StorageError(
             db_path,
-            f"is a DuckDB database of another schema (it has no {shown}): this suite writes only its own "
-            "database; build one with `make db` (DB= for another path)",
+            f"is a DuckDB database of another schema, or of an older version of this suite's (it has no "
+            f"{shown}): an import writes only a database this version built; build one with `make db` "
+            "(DB= for another path)",
         )
 
 

@@ -44,14 +44,16 @@ def english_answer_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def english_summary(cells: pl.DataFrame) -> str:
-    """Which models answer in English most often, in words."""
+    """Which models answer in English most often, in words (over the models with a language verdict)."""
     by_model = (
         cells.group_by("model")
         .agg(pl.col("n_english").sum(), pl.col("n_with_language").sum())
+        # (a model whose every answer here is a provider error has no share to rank)
+        .filter(pl.col("n_with_language") > 0)
         .with_columns(pct=100 * pl.col("n_english") / pl.col("n_with_language"))
-        .sort("pct", descending=True)
+        .sort("pct", "model", descending=[True, False])
     )
-    if by_model.is_empty() or by_model["n_with_language"].sum() == 0:
+    if by_model.is_empty():
         return "The database has no answer with a language verdict to a question in another language than English."
     top, bottom = by_model.row(0, named=True), by_model.row(-1, named=True)
     total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()

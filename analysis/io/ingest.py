@@ -5,6 +5,7 @@ A release folder holds `datasets/dataset-{specific,agnostic}-LANGUAGE.json[.gz]`
 one `InputError` naming the file, the record and the field, before anything is written anywhere.
 """
 
+import collections
 import contextlib
 import gc
 import json
@@ -120,8 +121,8 @@ def read_languages(path: Path, problems: Problems) -> pl.DataFrame:
         if not r["language"] or not r["iso_code"]:
             problems.add(path, line, "language", "language and iso_code must not be empty")
         rows.append(r)
-    duplicates = {r["language"] for r in rows if sum(o["language"] == r["language"] for o in rows) > 1}
-    for name in sorted(duplicates):
+    counts = collections.Counter(r["language"] for r in rows)  # (one pass: a scan per row would be quadratic)
+    for name in sorted(language for language, n in counts.items() if n > 1):
         problems.add(path, name, "language", "is listed more than once")
     return pl.DataFrame(rows, schema={c: pl.String for c in LANGUAGE_COLUMNS}, orient="row")
 
@@ -507,9 +508,9 @@ def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str
             problems.add(
                 path, None, None, "name not understood: expected dataset-{specific|agnostic}-LANGUAGE.json[.gz]"
             )
-    keys = [(t, k) for _, t, k in found]
+    keys = collections.Counter((t, k) for _, t, k in found)
     for path, t, k in found:
-        if keys.count((t, k)) > 1:
+        if keys[t, k] > 1:
             problems.add(path, None, None, f"the {t} {k} file is there twice (as .json and .json.gz?)")
     if not found:
         problems.add(datasets, None, None, "holds no dataset-*.json[.gz] file")

@@ -12,6 +12,7 @@ have on its own: a line may leave out an optional key that another gives. The li
 messages.
 """
 
+import collections
 import contextlib
 import csv
 import json
@@ -76,7 +77,7 @@ def read_rows(
 def file_too_large(size: int | None = None) -> str:
     """The refusal of a file over `MAX_FILE_BYTES` (of `size` bytes, when known)."""
     found = f"is {size:,} bytes" if size is not None else f"holds more than {MAX_FILE_BYTES:,} bytes"
-    return f"{found}; an input file has at most {MAX_FILE_BYTES:,} bytes (1 GiB): split it"
+    return f"{found}; an input file has at most {MAX_FILE_BYTES:,} bytes: split it"
 
 
 class _NotUtf8(Exception):
@@ -155,7 +156,7 @@ def _csv_rows(path, required, optional, problems):
         header = _guarded(path, problems, "line 1 (header)", lambda: next(reader, None))
         if header is None or not check_columns(path, header, required, optional, problems, "line 1 (header)"):
             return
-        duplicated = sorted({c for c in header if header.count(c) > 1})
+        duplicated = sorted(c for c, n in collections.Counter(header).items() if n > 1)
         if duplicated:
             problems.add(
                 path, "line 1 (header)", None, f"the column(s) {', '.join(map(repr, duplicated))} appear twice"
@@ -193,8 +194,7 @@ def unique_keys(pairs: list) -> dict:
     keep the last value silently)."""
     found = dict(pairs)
     if len(found) != len(pairs):
-        keys = [k for k, _ in pairs]
-        twice = sorted({k for k in keys if keys.count(k) > 1})
+        twice = sorted(k for k, n in collections.Counter(k for k, _ in pairs).items() if n > 1)
         raise _Refused(f"the key(s) {', '.join(map(repr, twice))} appear twice in one object")
     return found
 

@@ -117,6 +117,9 @@ def read(
                 "the file's name is not plain text (it holds a control character or a "
                 "byte that is not UTF-8): rename the file, so that it can be kept and listed",
             )
+        special = files.special_kind(file.stat().st_mode) if file is not None and file.exists() else None
+        if special is not None:
+            problems.add(file, None, None, f"is {special}, not a file: name a .csv, .jsonl or .json file")
     problems.raise_if_any()
     languages = _column(con, "SELECT language FROM languages")
     if kind == "answers":
