@@ -13,7 +13,7 @@ folder): the reason the operating system or DuckDB gives.
 
 A write-ahead log (`<database>.wal`) that another writer left beside the database holds committed
 changes: a write checkpoints it into the database first (DuckDB's own crash-safe checkpoint), and
-refuses, naming it, a log DuckDB cannot apply or a database another program has open for writing.
+refuses, naming it, a log DuckDB cannot apply or a database another program has open.
 
 `from analysis import store; con = store.connect(db_path)` is how notebooks open it. When the
 environment names a file in `READS_VARIABLE` (a report's run does: `reporting.provenance`), `connect`
@@ -102,7 +102,7 @@ def _checkpoint_log(db_path: Path) -> None:
     """Checkpoint a write-ahead log left beside the database into it (what DuckDB does when it opens
     the database for writing; crash-safe: the log stays until its changes are in the file), so that a
     copy of the file holds every committed change and no log is left for an older file. Refuses a log
-    DuckDB cannot apply, and a database another program has open for writing."""
+    DuckDB cannot apply, and a database another program has open."""
     log = write_ahead_log(db_path)
     if not log.exists():
         return
@@ -112,7 +112,9 @@ def _checkpoint_log(db_path: Path) -> None:
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
             raise StorageError(
-                db_path, f"is open for writing in another program; close it there and run again ({exc})"
+                db_path,
+                "is open in another program, so the write-ahead log beside it cannot be checkpointed into it; "
+                f"close it there and run again ({exc})",
             ) from None
         raise StorageError(
             log,

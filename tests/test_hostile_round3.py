@@ -134,15 +134,25 @@ class Case:
     status: int = 2
     unchanged: bool = True
     check: Callable[[Work, Run], None] | None = None
+    slow: bool = False  # it builds a database (seconds): left out of `make test-fast`
 
 
 CASES: dict[str, Case] = {}
 
 
-def case(kind: int, name: str, prepare, *expect: str, status: int = 2, unchanged: bool | None = None, check=None):
+def case(
+    kind: int,
+    name: str,
+    prepare,
+    *expect: str,
+    status: int = 2,
+    unchanged: bool | None = None,
+    check=None,
+    slow: bool = False,
+):
     key = f"{kind}: {name}"
     assert key not in CASES, key
-    CASES[key] = Case(kind, prepare, expect, status, status != 0 if unchanged is None else unchanged, check)
+    CASES[key] = Case(kind, prepare, expect, status, status != 0 if unchanged is None else unchanged, check, slow)
 
 
 def import_answers(content: str, name: str = "answers.csv", kind: str = "answers"):
@@ -297,7 +307,13 @@ def the_new_database_opens(work: Work, result: Run) -> None:
 
 
 case(
-    2, "a build replaces the database and its log", a_build_with_a_log, "built", status=0, check=the_new_database_opens
+    2,
+    "a build replaces the database and its log",
+    a_build_with_a_log,
+    "built",
+    status=0,
+    check=the_new_database_opens,
+    slow=True,
 )
 
 
@@ -379,7 +395,7 @@ case(
     2,
     "a build while another program holds the database and its log",
     build_while_held,
-    "is open for writing in another program",
+    "is open in another program",
     check=log_left_and_database_unchanged,
 )
 
@@ -456,6 +472,7 @@ case(
     "interrupted",
     status=130,
     check=killed_before_the_database,
+    slow=True,
 )
 case(
     3,
@@ -465,6 +482,7 @@ case(
     status=130,
     unchanged=False,  # the database was replaced: the import had succeeded
     check=killed_before_the_manifest,
+    slow=True,
 )
 
 
@@ -493,6 +511,7 @@ case(
     "built",
     status=0,
     check=nothing_replayed,
+    slow=True,
 )
 
 
@@ -581,6 +600,7 @@ case(
     "built",
     status=0,
     check=link_kept,
+    slow=True,
 )
 case(
     4,
@@ -653,6 +673,7 @@ case(
     "built",
     status=0,
     check=none_of_the_other,
+    slow=True,
 )
 
 
@@ -667,7 +688,15 @@ def its_own_replayed(work: Work, result: Run) -> None:
     assert rows(work.kept["other"], "SELECT count(*) FROM models WHERE model = 'my-model'") == [(1,)]
 
 
-case(5, "rebuilding x.db replays its own imports", rebuild_the_other, "built", status=0, check=its_own_replayed)
+case(
+    5,
+    "rebuilding x.db replays its own imports",
+    rebuild_the_other,
+    "built",
+    status=0,
+    check=its_own_replayed,
+    slow=True,
+)
 
 
 def imports_into_both(work: Work):
@@ -1159,7 +1188,9 @@ case(
 # -------------------------------------------------------------------------------------------- the test
 
 
-@pytest.mark.parametrize("name", CASES, ids=list(CASES))
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.slow if c.slow else ()) for name, c in CASES.items()], ids=list(CASES)
+)
 def test_hostile_input(name, tmp_path, tiny_database, capsys, monkeypatch):
     hostile = CASES[name]
     (tmp_path / "db").mkdir()
