@@ -1,7 +1,8 @@
 """The one build of the database: a pure function of its inputs.
 
 Inputs: the CaLMQA release folder, the NativQA CSVs, the trained language identification for all 23
-languages, and the imports kept beside the database (`make import-*`). Stages, in order: the release's
+languages, and the imports kept beside the database (`make import-*`): those the database being
+replaced holds, or, without one, those its folder's manifest lists (`pipeline.imports.to_replay`). Stages, in order: the release's
 tables; the kept imports, replayed in the order they were made; the surface verdicts and the language
 identification of every question; the verdicts in all 23 languages; the NativQA tables; the checks
 (`pipeline.checks`). Every stage runs over imported rows as over the release's, so a rebuild keeps
