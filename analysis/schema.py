@@ -141,6 +141,11 @@ MODELS = Table(
             "the model's place in tables and figures (CaLMQA: the paper's order; a study: the order of "
             "answers.csv); NULL for an imported model, which comes after, by display name",
         ),
+        C(
+            "import_position",
+            "INTEGER",
+            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's or the study folder's rows",
+        ),
     ),
     ("model",),
     unique=(("display_name",),),
@@ -188,6 +193,11 @@ QUESTIONS = Table(
             "the release's own flag; it marks the 10 rated agnostic questions in all 23 languages",
         ),
         C("url", "VARCHAR", "address of the original post, when known"),
+        C(
+            "import_position",
+            "INTEGER",
+            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's or the study folder's rows",
+        ),
     ),
     ("question_id",),
     unique=(("name", "language"),),
@@ -218,6 +228,11 @@ ANSWERS = Table(
         C("text", "VARCHAR", "answer text (an empty string where the provider returned an error)"),
         C("text_en", "VARCHAR", "English translation of the answer, where the release has one"),
         C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
+        C(
+            "import_position",
+            "INTEGER",
+            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's or the study folder's rows",
+        ),
     ),
     ("answer_id",),
     unique=(("name",),),
@@ -593,6 +608,7 @@ APPLIED_IMPORTS = Table(
         C("file", "VARCHAR", "name of the imported file", "NOT NULL"),
         C("sha256", "VARCHAR", "sha256 of the file", "NOT NULL"),
         C("verification", "VARCHAR", "VeriScore's verification file imported with it (metrics only)"),
+        C("verification_sha256", "VARCHAR", "sha256 of the verification file"),
         C("added", "BIGINT", "rows the import added", "NOT NULL"),
         C("changed", "BIGINT", "rows the import changed", "NOT NULL"),
         C("unchanged", "BIGINT", "rows of the file already in the database as the file says", "NOT NULL"),

@@ -36,7 +36,7 @@ def test_every_path_the_readme_names_exists():
         for p in named
         if not (paths.ROOT / p).exists()
         and not ("/" not in p and (example / p).exists())
-        and not p.startswith("data/calmqa-imports")
+        and not p.startswith("data/calmqa.duckdb-imports")
     ]
     assert not missing, f"README names files that do not exist: {missing}"
 

@@ -13,7 +13,10 @@ identify Balochi, Hiligaynon, Kirundi and Papiamento), or a study's language the
 does not know. Their answers have no language verdict (`language_correct` and `surface_ok` are NULL in
 `answer_surface`). Counts keep the detector's raw verdict for them where there is one
 (`LANGUAGE_CORRECT_OR_RAW`, `SURFACE_OK_OR_RAW`); cells show them as not identified and aggregates
-leave them out unless asked, and their labels carry a dagger. Where the all-languages engine decides for
+leave them out unless asked, and their labels carry a dagger.
+
+The paper's tables and figures read the release's questions only (`from_release`): imports add models
+beside the paper's and never change a number the paper prints. Where the all-languages engine decides for
 them instead (notebook 10, or notebook 03 with `language_identification = "all"`), their labels carry a
 double dagger: beyond the paper.
 """
@@ -33,6 +36,18 @@ LANGUAGE_CORRECT_OR_RAW = "coalesce(s.language_correct, s.language_match)"
 SURFACE_OK_OR_RAW = "coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repetition AND s.language_match)"
 # The grouping columns whose values `dimension_values` orders and labels.
 DIMENSIONS = ("question_type", "collection", "resource_level")
+# A model x language chart draws this many models at most, so that its rows stay legible however many are
+# imported: the study's (or release's) models, then the imported ones that answered the most
+# (`drawn_models`); its CSV has every model's rows.
+MAX_DRAWN_MODELS = 20
+
+
+def from_release(alias: str = "q") -> str:
+    """SQL: the row of the table `alias` (questions, answers or models) is the release's, not imported
+    (`import_position`). The paper's tables and figures are computed over the release's questions, so
+    that an import never changes a number the paper prints: imported models add rows of their own, and
+    imported questions count only where a report says so (06's comparison of collections)."""
+    return f"{alias + '.' if alias else ''}import_position IS NULL"
 
 
 def is_unreliable(language: str = "q.language") -> str:
@@ -56,6 +71,20 @@ FROM languages l
 LEFT JOIN dimension_values d ON d.dimension = 'resource_level' AND d.value = l.resource_level
 ORDER BY d.position NULLS LAST, l.language
 """
+
+
+def drawn_models(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_MODELS) -> list[str]:
+    """The display names of the models a model x language chart draws, in `model_order`: the release's
+    models, then the imported models with the most answers (ties by name), `limit` in all."""
+    ranked = [
+        r[0]
+        for r in con.sql(
+            "SELECT m.display_name FROM models m LEFT JOIN answers a USING (model) "
+            "GROUP BY m.display_name, m.import_position "
+            "ORDER BY m.import_position IS NOT NULL, count(a.answer_id) DESC, m.display_name"
+        ).fetchall()
+    ][:limit]
+    return [m for m in model_order(con) if m in ranked]
 
 
 def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -91,7 +120,8 @@ def language_labels(con: duckdb.DuckDBPyConnection, all_identified: bool = False
 
 @dataclass(frozen=True)
 class Orders:
-    """The axes of a chart and the order of a table: models in the study's order, languages (and their
+    """The axes of a chart and the order of a table: models in the study's order (and those a model x language chart draws,
+    `drawn_models`: None draws all), languages (and their
     labels, as `language_labels` gives them) by resource level, the first language of each level after
     the first (where the charts draw a line between the levels), and the question types, resource
     levels and collections the data holds, in the study's order, with their labels."""
@@ -108,6 +138,7 @@ class Orders:
     collection_labels: dict[str, str] = field(default_factory=dict)
     # Each language's resource level (None without one).
     levels_of: dict[str, str | None] = field(default_factory=dict)
+    drawn: list[str] | None = None
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> Orders:
@@ -130,6 +161,7 @@ class Orders:
             tuple(collections),
             collections,
             levels_of,
+            drawn_models(con),
         )
 
     def label(self, language: str) -> str:

@@ -10,8 +10,12 @@ specific ones): `selection` gives a study's selection of questions, the paper's 
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..io import paper
 from . import dimensions, topics
+
+# The counts are of the study's (the release's) questions: imported ones, of any collection, left out.
+RELEASE, RELEASE_QUESTION = dimensions.from_release(""), dimensions.from_release("q")
 
 
 def selection(paper: str | None) -> tuple[str | None, str | None]:
@@ -45,14 +49,14 @@ def question_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 # Population standard deviation (ddof = 0) and one decimal, as the paper prints them. `$collection`
 # (NULL: every collection) selects the questions; human reference answers are those of the release.
-TABLE4_SQL = """
+TABLE4_SQL = f"""
 WITH question_stats AS (
     SELECT language, question_type,
            count(*) AS n_questions,
            avg(n_bytes) AS question_bytes_mean,
            stddev_pop(n_bytes) AS question_bytes_std
     FROM questions
-    WHERE CAST($collection AS VARCHAR) IS NULL OR collection = $collection
+    WHERE (CAST($collection AS VARCHAR) IS NULL OR collection = $collection) AND {RELEASE}
     GROUP BY language, question_type
 ), answer_stats AS (
     SELECT q.language, q.question_type,
@@ -61,6 +65,7 @@ WITH question_stats AS (
            stddev_pop(a.n_bytes) AS answer_bytes_std
     FROM answers a JOIN questions q USING (question_id)
     WHERE a.is_human AND NOT a.is_dot_points AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection)
+      AND {RELEASE_QUESTION}
     GROUP BY q.language, q.question_type
 )
 SELECT l.resource_level, s.language, s.question_type, s.n_questions,
@@ -74,14 +79,14 @@ JOIN languages l USING (language)
 LEFT JOIN answer_stats a ON a.language = s.language AND a.question_type IS NOT DISTINCT FROM s.question_type
 """
 
-CATEGORY_COUNTS_SQL = """
+CATEGORY_COUNTS_SQL = f"""
 SELECT c.category, l.language, l.resource_level, count(q.question_id) AS n_questions
 FROM categories c
 CROSS JOIN languages l
 LEFT JOIN questions q
        ON q.category = c.category AND q.language = l.language
       AND (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
-      AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection)
+      AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION}
 GROUP BY c.category, l.language, l.resource_level
 ORDER BY c.category, l.language
 """
@@ -127,8 +132,8 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
         parts.append(f"Every language has {largest['n_questions']} {what}.")
     else:
         parts.append(
-            f"{largest['language']} has the most {what} ({largest['n_questions']}), "
-            f"{smallest['language']} the fewest ({smallest['n_questions']})."
+            f"{inert(largest['language'])} has the most {what} ({largest['n_questions']}), "
+            f"{inert(smallest['language'])} the fewest ({smallest['n_questions']})."
         )
     top = (
         categories.group_by("category")
@@ -139,7 +144,7 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
         top_category = top.row(0, named=True)
         share = top_category["n_questions"] / max(top["n_questions"].sum(), 1)
         parts.append(
-            f"The most common topic is *{top_category['category']}* ({top_category['n_questions']} questions, "
+            f"The most common topic is *{inert(top_category['category'])}* ({top_category['n_questions']} questions, "
             f"{share:.0%} of the {what.removesuffix('questions') + 'ones' if what != 'questions' else 'questions'})."
         )
     return " ".join(parts)
@@ -159,7 +164,7 @@ DATASET_COUNTS = (
     (
         "questions",
         "questions of both types (human-collected)",
-        "SELECT count(*) FROM questions WHERE collection = 'human'",
+        f"SELECT count(*) FROM questions WHERE {RELEASE}",
     ),
     ("specific_questions", "culturally specific questions (human-collected)", "SELECT count(*) FROM specific"),
     (
@@ -195,18 +200,18 @@ DATASET_COUNTS = (
     (
         "agnostic_questions",
         "distinct culturally agnostic questions (English originals)",
-        "SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'",
+        f"SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND {RELEASE}",
     ),
     (
         "agnostic_translation_languages",
         "languages other than English holding translations of the agnostic questions",
         "SELECT count(DISTINCT language) FROM questions "
-        "WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English'",
+        f"WHERE question_type = 'agnostic' AND {RELEASE} AND language <> 'English'",
     ),
     (
         "agnostic_question_rows",
         "culturally agnostic questions, one per language",
-        "SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'",
+        f"SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND {RELEASE}",
     ),
     (
         "human_evaluated_questions",
@@ -219,15 +224,15 @@ DATASET_COUNTS = (
         "SELECT count(DISTINCT language) FROM questions WHERE human_evaluated",
     ),
 )
-DATASET_COUNTS_SQL = """
+DATASET_COUNTS_SQL = f"""
 WITH specific AS (
     SELECT q.*, l.resource_level FROM questions q JOIN languages l USING (language)
-    WHERE q.question_type = 'specific' AND q.collection = 'human'
+    WHERE q.question_type = 'specific' AND {RELEASE_QUESTION}
 ), writers AS (
     -- The low-resource questions were written by hired native speakers; `collector` names each one.
     SELECT language, count(DISTINCT collector) AS n FROM specific WHERE resource_level = 'low' GROUP BY language
 )
-SELECT * FROM (VALUES {rows}) AS counts(quantity, description, value)
+SELECT * FROM (VALUES {{rows}}) AS counts(quantity, description, value)
 """
 
 
@@ -239,12 +244,12 @@ def dataset_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return con.sql(DATASET_COUNTS_SQL.format(rows=rows)).pl()
 
 
-TOP_CATEGORY_SQL = """
+TOP_CATEGORY_SQL = f"""
 WITH counts AS (
     SELECT q.language, l.resource_level, q.category, count(*) AS n_questions
     FROM questions q JOIN languages l USING (language)
     WHERE (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
-      AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND q.category IS NOT NULL
+      AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION} AND q.category IS NOT NULL
     GROUP BY ALL
 ), ranked AS (
     SELECT *, rank() OVER (PARTITION BY language ORDER BY n_questions DESC) AS place,
@@ -333,12 +338,12 @@ def category_treemap_table(
     are the box in a `width` x `height` frame."""
     question_type, collection = selection(paper)
     counts = con.sql(
-        """
+        f"""
         SELECT c.category, c.description, c.examples[1] AS example, count(q.question_id) AS n_questions
         FROM categories c
         LEFT JOIN questions q ON q.category = c.category
              AND (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
-             AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection)
+             AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION}
         GROUP BY ALL
         HAVING count(q.question_id) > 0
         ORDER BY n_questions DESC, c.category

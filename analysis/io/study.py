@@ -20,7 +20,7 @@ import polars as pl
 
 from ..core.errors import Problems
 from . import records
-from .imports import MODEL_KEY, RESERVED_DISPLAY_NAMES, display_key, has_control
+from .imports import display_name_problem, has_control, identity_key, model_key_problem
 
 STUDY_FILE = "study.toml"
 FORMATS = (".csv", ".jsonl", ".parquet")
@@ -469,20 +469,13 @@ def _answers(
         if key not in known:
             problems.add(path, record, "question_id", f"no question {key!r} in the questions table")
             ok = False
-        if not MODEL_KEY.match(model):
-            problems.add(
-                path,
-                record,
-                "model",
-                f"is {model!r}; a model key is lower-case letters, digits, '.', '-' or '_', e.g. my-model-7b",
-            )
-            ok = False
-        if name is not None and (has_control(name) or name != name.strip()):
-            problems.add(path, record, "display_name", f"is {name!r}: no control character, no space at either end")
-            ok = False
-        elif name is not None and display_key(name) in {display_key(n) for n in RESERVED_DISPLAY_NAMES}:
-            problems.add(path, record, "display_name", f"is {name!r}, the name figures give human reference answers")
-            ok = False
+        for column, problem in (
+            ("model", model_key_problem(model)),
+            ("display_name", display_name_problem(name) if name is not None else None),
+        ):
+            if problem:
+                problems.add(path, record, column, problem)
+                ok = False
         if not ok:
             continue
         if (key, model) in first:
@@ -507,7 +500,7 @@ def _answers(
     owners: dict[str, str] = {}
     for model in order:
         shown = display.get(model, (model, None))[0]
-        other = owners.setdefault(display_key(shown), model)
+        other = owners.setdefault(identity_key(shown), model)
         if other != model:
             problems.add(
                 path,

@@ -55,6 +55,10 @@ def dimension_values(study: StudyFolder) -> pl.DataFrame:
     )
 
 
+# The study folder's rows are the source's, as the release's are: no import added them.
+NOT_IMPORTED = pl.lit(None, dtype=pl.Int32)
+
+
 def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languages: set[str]) -> None:
     """Create the study's tables in `con`; `known_languages` are the languages the all-languages engine
     knows (`languages.identified`)."""
@@ -85,7 +89,8 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languag
         con,
         TABLE_BY_NAME["models"],
         study.models.with_columns(
-            *(pl.lit(None, dtype=pl.String).alias(c) for c in ("provider", "weights", "release_name"))
+            *(pl.lit(None, dtype=pl.String).alias(c) for c in ("provider", "weights", "release_name")),
+            import_position=NOT_IMPORTED,
         ),
     )
     questions = study.questions.with_row_index("question_id", offset=1).with_columns(
@@ -97,6 +102,7 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languag
         human_evaluated=pl.col("question_key").is_in(study.ratings["question_key"].implode()),
         upstream_human_evaluated=pl.lit(None, dtype=pl.Boolean),
         url=pl.lit(None, dtype=pl.String),
+        import_position=NOT_IMPORTED,
     )
     insert(con, TABLE_BY_NAME["questions"], questions)
     positions = study.models.select("model", "position")
@@ -112,6 +118,7 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languag
             is_dot_points=pl.lit(False),
             text_en=pl.lit(None, dtype=pl.String),
             n_bytes=pl.col("text").str.len_bytes().cast(pl.Int64),
+            import_position=NOT_IMPORTED,
         )
     )
     insert(con, TABLE_BY_NAME["answers"], answers)

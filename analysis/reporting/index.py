@@ -8,11 +8,11 @@ exist, present and future. `python -m analysis index` writes it (`make figures` 
 """
 
 import base64
-import html
 import io
 from pathlib import Path
 
 from ..core import files, paths
+from ..core.text import inert
 from . import provenance
 from .html import markdown_to_html
 from .run import REPRODUCTION_NOTEBOOK
@@ -112,15 +112,15 @@ def provenance_block(records: list[dict]) -> str:
 def study_headline(records: dict[str, dict], study) -> str:
     """What a study's reports are (a study of your own: `analyses.studies.Study`), and what to read first."""
     first = [
-        f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
+        f'<li><a href="{inert(name, "html")}.html">{inert(records[name].get("title", name), "html")}</a>: {why}</li>'
         for name, why in STUDY_READING_ORDER.items()
         if name in records
     ]
     reading = f"<p>What to read first:</p><ol>{''.join(first)}</ol>" if first else ""
-    about = f"<p>{html.escape(study.description)}</p>" if study.description else ""
-    cite = f'<p class="provenance">Cite the study as: {html.escape(study.citation)}</p>' if study.citation else ""
+    about = f"<p>{inert(study.description, 'html')}</p>" if study.description else ""
+    cite = f'<p class="provenance">Cite the study as: {inert(study.citation, "html")}</p>' if study.citation else ""
     return (
-        f'<div class="lead">{about}<p>{len(records)} reports of the study <code>{html.escape(study.name)}</code>, one '
+        f'<div class="lead">{about}<p>{len(records)} reports of the study <code>{inert(study.name, "html")}</code>, one '
         "per notebook of the CaLMQA analysis suite (docs/studies.md). Each says where the study lacks the data "
         f"for one of its sections.</p>{reading}{cite}</div>"
     )
@@ -129,7 +129,7 @@ def study_headline(records: dict[str, dict], study) -> str:
 def headline(records: dict[str, dict]) -> str:
     """What the suite is and what to read first."""
     first = [
-        f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
+        f'<li><a href="{inert(name, "html")}.html">{inert(records[name].get("title", name), "html")}</a>: {why}</li>'
         for name, why in READING_ORDER.items()
         if name in records
     ]
@@ -148,7 +148,7 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     figure = record.get("main_figure")
     png = figures_root / name / f"{figure}.png" if figure else None
     if png is not None and png.is_file():
-        image = f'<img alt="{html.escape(figure)}" src="{thumbnail(png)}">'
+        image = f'<img alt="{inert(figure, "html")}" src="{thumbnail(png)}">'
     else:
         image = '<div class="no-figure">no figure</div>'
     if not record:
@@ -160,8 +160,8 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     summary = record.get("summary")
     return ENTRY.format(
         thumbnail=image,
-        href=html.escape(report_path.name),
-        title=html.escape(record.get("title", name)),
+        href=inert(report_path.name, "html"),
+        title=inert(record.get("title", name), "html"),
         summary=markdown_to_html(summary) if summary else "<p><em>This report has no summary.</em></p>",
         meta=meta,
     )
@@ -198,7 +198,7 @@ def write_index(
     own = study is not None and not study.paper
     body = PAGE.format(
         width=THUMBNAIL_WIDTH,
-        page_title=html.escape(f"{study.title}: reports" if own else "CaLMQA analysis reports"),
+        page_title=inert(f"{study.title}: reports" if own else "CaLMQA analysis reports", "html"),
         headline=study_headline(records, study) if own else headline(records),
         provenance=provenance_block(list(records.values())),
         entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages),

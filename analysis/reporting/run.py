@@ -96,9 +96,11 @@ def run_notebook(
     import nbformat
     import papermill
 
+    known = sorted(p.stem for p in Path(notebooks_root).glob("*.ipynb"))
+    if name not in known:
+        # A name is a notebook of the folder, never a path: `../x` would name outputs outside their folders.
+        raise Failure(f"no notebook {name!r} in {notebooks_root}: expected one of {', '.join(known)}")
     source = Path(notebooks_root) / f"{name}.ipynb"
-    if not source.is_file():
-        raise FileNotFoundError(f"no notebook {source}")
     study = study_of(Path(db_path)) if Path(db_path).is_file() else None
     needed = required_declaration(source)
     if study is not None and needed is not None and not study.requires(needed):

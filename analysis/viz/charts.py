@@ -62,10 +62,23 @@ def model_language_heatmap(
     """Models (rows, in the study's order) by language (columns, by resource level with a line between
     the groups: `x` is the column of the language's label or of its name), one panel per value of
     `column` (by default the question types, in the study's order; no panels when the study has none),
-    a percentage from 0 to 100 printed without decimals."""
+    a percentage from 0 to 100 printed without decimals. Only the models of `orders.drawn` are drawn, the
+    subtitle says how many more the figure's CSV has (it is written from `cells`, every model's rows)."""
     by_label = x == "language_label"
     if column == "question_type" and not orders.question_types:
         column = None
+    models = orders.models
+    if orders.drawn is not None:
+        left_out = cells.filter(~pl.col("model").is_in(orders.drawn))["model"].n_unique()
+        if left_out:
+            cells = cells.filter(pl.col("model").is_in(orders.drawn))
+            models = orders.drawn
+            lines = [subtitle] if isinstance(subtitle, str) else list(subtitle or [])
+            subtitle = [
+                *lines,
+                f"The {len(orders.drawn)} models drawn are those with the most answers, the study's own before "
+                f"imported ones; the figure's CSV has the rows of {left_out:,} more models.",
+            ]
     return heatmap(
         cells,
         x=x,
@@ -80,7 +93,7 @@ def model_language_heatmap(
         better=better,
         domain=PERCENT_DOMAIN,
         x_order=orders.labels if by_label else orders.languages,
-        y_order=orders.models,
+        y_order=models,
         column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
         x_dividers=orders.dividers(by_label),
         x_title=_level_axis_title(orders, cells[x].n_unique()),
