@@ -70,6 +70,14 @@ def _one_level(folder):
     _edit(folder / "study.toml", 'levels = ["poor", "fair", "good"]', 'levels = ["good"]')
 
 
+def _look_alike_display_name(folder):
+    _edit(folder / "answers.csv", ",Alpha 7B\n", ",\u0410lpha 7B\n")  # a Cyrillic A
+
+
+def _human_display_name(folder):
+    _edit(folder / "answers.csv", ",Beta 70B\n", ",human\n")
+
+
 BAD_STUDIES = {
     "missing file": (_drop_answers, "answers.csv: missing: a study has a answers table (.csv, .jsonl or .parquet)"),
     "unknown language": (
@@ -89,6 +97,15 @@ BAD_STUDIES = {
         _duplicate_answer,
         "answers.csv, line 242, field 'model': a second answer of beta-70b to question 'ha-002' (the first is on "
         "line 6)",
+    ),
+    # the identity rules of imports (issue 27) hold for a study's models too
+    "look-alike display name": (
+        _look_alike_display_name,
+        "answers.csv, line 2, field 'display_name': is '\u0410lpha 7B', which mixes Cyrillic and Latin letters",
+    ),
+    "display name of the human answers": (
+        _human_display_name,
+        "answers.csv, line 3, field 'display_name': is 'human', the name figures give the human reference answers",
     ),
     "criterion with fewer than two levels": (
         _one_level,
@@ -286,3 +303,29 @@ def test_every_generic_report_of_the_example(example_database, tmp_path):
         # no CaLMQA narrative in a study's report
         for word in ("Balochi", "Kirundi", "CaLMQA release", "Claude 3 Opus"):
             assert word not in report, (name, word)
+
+
+def test_a_study_s_names_enter_the_reports_inert():
+    """Text of a study (model, language and level names) enters a report's Markdown as the characters it
+    is (`core.text.inert`, issue 27): no link, image or emphasis."""
+    from analysis.analyses import surface
+
+    hostile_model, hostile_language = "[x](https://example.com/a.png)", "**Bold**"
+    rates = pl.DataFrame(
+        {
+            "model": [hostile_model, "plain"],
+            "language": [hostile_language, hostile_language],
+            "resource_level": ["high", "high"],
+            "unreliable": [False, False],
+            "n_answers": [10, 10],
+            "n_answered": [10, 10],
+            "n_surface_ok": [9, 5],
+            "n_provider_errors": [0, 0],
+            "n_repetition": [1, 5],
+        }
+    )
+    orders = dimensions.Orders(
+        ["plain", hostile_model], [hostile_language], [hostile_language], resource_levels=("high",)
+    )
+    text = surface.study_summary(rates, orders)
+    assert "\\[x\\]\\(https\\:" in text and "](" not in text, text

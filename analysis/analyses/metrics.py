@@ -15,6 +15,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from ..core.text import inert
 from ..stats import comparisons, intervals
 from . import dimensions
 
@@ -131,9 +132,9 @@ def summary(metric_values: pl.DataFrame, metric_list: list[Metric], table: pl.Da
         best, worst = ordered.row(0, named=True), ordered.row(-1, named=True)
         digits = metric.decimals + 1
         parts.append(
-            f"On *{metric.name}* ({metric.better} is better) {best['model']} scores best "
+            f"On *{metric.name}* ({metric.better} is better) {inert(best['model'])} scores best "
             f"(mean {best['mean']:.{digits}f} over {best['n']:,} answers)"
-            + (f", {worst['model']} worst ({worst['mean']:.{digits}f})." if rows.height > 1 else ".")
+            + (f", {inert(worst['model'])} worst ({worst['mean']:.{digits}f})." if rows.height > 1 else ".")
         )
     return " ".join(parts)
 
@@ -233,14 +234,14 @@ def collection_title(orders: dimensions.Orders) -> str:
     """The title of a study's comparison of its collections."""
     if len(orders.collections) < 2:
         return "Comparing the collections"
-    first, second = (orders.collection_labels.get(c, c) for c in orders.collections[:2])
+    first, second = (inert(orders.collection_labels.get(c, c)) for c in orders.collections[:2])
     return f"Comparing the collections: {first} against {second} questions"
 
 
 def collection_summary(tests: pl.DataFrame, orders: dimensions.Orders, alpha: float = 0.05) -> str:
     """The comparison of the collections in words: how many tests, how many significant after Holm's
     correction, and the largest difference."""
-    first, second = (orders.collection_labels.get(c, c) for c in orders.collections[:2])
+    first, second = (inert(orders.collection_labels.get(c, c)) for c in orders.collections[:2])
     run = tests.filter(pl.col("p_value").is_not_null())
     if run.is_empty():
         return f"No language has values in both {first} and {second} questions: nothing could be compared."
@@ -252,6 +253,6 @@ def collection_summary(tests: pl.DataFrame, orders: dimensions.Orders, alpha: fl
         f"{first[:1].upper() + first[1:]} against {second} questions: {run.height} tests (one per language and "
         f"metric with values in both collections), **{significant.height}** of them significant at "
         f"{alpha} after Holm's correction for the {run.height} tests. The largest difference is in "
-        f"{largest['language']} on *{largest['metric']}* ({largest['mean_a']:.3g} against {largest['mean_b']:.3g}, "
+        f"{inert(largest['language'])} on *{largest['metric']}* ({largest['mean_a']:.3g} against {largest['mean_b']:.3g}, "
         f"{largest['test']}, p = {largest['p_value']:.3g}, Holm-corrected {largest['p_holm']:.3g})."
     )

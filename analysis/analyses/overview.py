@@ -119,7 +119,7 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
     n = dict(lengths.group_by("question_type").agg(pl.col("n_questions").sum()).iter_rows())
     kinds = [kind for kind in orders.question_types if n.get(kind)]
     by_kind = " and ".join(f"{n[kind]:,} {orders.question_type_labels[kind]}" for kind in kinds)
-    what = topics.describe_selection(question_type, collection, orders)
+    what = inert(topics.describe_selection(question_type, collection, orders))  # Markdown
     chosen = lengths.filter(pl.col("question_type") == question_type) if question_type else lengths
     per_language = chosen.group_by("language").agg(pl.col("n_questions").sum())
     largest = per_language.sort("n_questions", "language", descending=[True, False]).row(0, named=True)

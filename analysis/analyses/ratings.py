@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from . import dimensions
 
 if TYPE_CHECKING:
@@ -286,13 +287,13 @@ def summary(con: duckdb.DuckDBPyConnection, fitted: dict[str, CriterionModel], f
         text = f"On *{name}* (`{model.fit.formula}`), "
         if best is not None and best["estimate"] > 0:
             text += (
-                f"{best['level']} has the highest odds of a better level ({best['estimate']:+.2f} log-odds "
-                f"against {model.reference})"
+                f"{inert(best['level'])} has the highest odds of a better level ({best['estimate']:+.2f} log-odds "
+                f"against {inert(model.reference)})"
             )
         else:
-            text += f"no model has higher odds of a better level than {model.reference}"
+            text += f"no model has higher odds of a better level than {inert(model.reference)}"
         text += (
-            f"; the contrasts (Tukey-adjusted, p < 0.05) prefer {'; '.join(f'{a} over {b}' for a, b in pairs)}"
+            f"; the contrasts (Tukey-adjusted, p < 0.05) prefer {'; '.join(f'{inert(a)} over {inert(b)}' for a, b in pairs)}"
             if pairs
             else "; no contrast between two models is significant (Tukey-adjusted, p < 0.05)"
         )

@@ -272,7 +272,7 @@ def surface_note(answers: pl.DataFrame, table: pl.DataFrame, exclude_unreliable:
     )
     if per_model.height >= 2:
         (worst, worst_mean), (best, best_mean) = per_model.row(0), per_model.row(-1)
-        text += f" {best} has the most ({best_mean:.1f}), {worst} the fewest ({worst_mean:.1f})."
+        text += f" {inert(best)} has the most ({best_mean:.1f}), {inert(worst)} the fewest ({worst_mean:.1f})."
     return text
 
 

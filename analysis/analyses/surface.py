@@ -524,7 +524,7 @@ def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreli
     if not_identified:
         parts.append(
             f"The language identification knows {n_languages - len(not_identified)} of the study's {n_languages} "
-            f"languages; {', '.join(not_identified)} {'is' if len(not_identified) == 1 else 'are'} not identified "
+            f"languages; {', '.join(map(inert, not_identified))} {'is' if len(not_identified) == 1 else 'are'} not identified "
             "(the UDHR has no text in it), so "
             f"{'its' if len(not_identified) == 1 else 'their'} answers get no language verdict: drawn as not "
             "identified (†) and left out of the aggregates below."
@@ -535,7 +535,7 @@ def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreli
     overall = kept.select(ok)["ok"][0]
     levels = dict(kept.group_by("resource_level").agg(ok).iter_rows())
     by_level = [
-        f"**{levels[level]:.1f}%** in {orders.level_title(level)}"
+        f"**{levels[level]:.1f}%** in {inert(orders.level_title(level))}"
         for level in orders.resource_levels
         if level in levels
     ]
@@ -548,7 +548,8 @@ def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreli
     if by_model.height >= 2:
         (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
         parts.append(
-            f"{best} has the fewest surface issues ({best_ok:.1f}% clean), {worst} the most ({worst_ok:.1f}%)."
+            f"{inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most "
+            f"({worst_ok:.1f}%)."
         )
     totals = kept.select(pl.col("n_answers", "n_answered", "n_provider_errors", "n_repetition").sum()).row(
         0, named=True

@@ -103,7 +103,7 @@ def no_matrix_note(
 ) -> str:
     """Why there is no similarity matrix: no group has `min_questions` of the selected questions."""
     return (
-        f"No {group_by} group has {min_questions} or more {describe_selection(question_type, collection, orders)}: "
+        f"No {group_by} group has {min_questions} or more {inert(describe_selection(question_type, collection, orders))}: "
         "there is no matrix to draw."
     )
 
@@ -331,7 +331,7 @@ def summary(
     paper: str | None,
 ) -> str:
     """The notebook's findings in words, computed from its tables."""
-    what = describe_selection(question_type, collection, orders)
+    what = inert(describe_selection(question_type, collection, orders))  # Markdown
     group_by = distributions.group_by
     paragraphs = []
     if paper and question_type == "agnostic":

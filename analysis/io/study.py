@@ -105,6 +105,10 @@ def rows(path: Path, table: str, problems: Problems) -> Iterator[tuple[str, dict
 
 
 def _parquet_rows(path: Path, required: tuple[str, ...], problems: Problems) -> Iterator[tuple[str, dict]]:
+    size = path.stat().st_size
+    if size > records.MAX_FILE_BYTES:  # the limit of CSV and JSONL files (`records.read_rows`)
+        problems.add(path, None, None, records.file_too_large(size))
+        return
     try:
         frame = pl.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - polars raises many kinds for a damaged or foreign file
