@@ -115,7 +115,16 @@ BAD_STUDIES = {
 
 
 @pytest.mark.parametrize("case", BAD_STUDIES, ids=list(BAD_STUDIES))
-def test_a_bad_study_gets_one_clear_message_and_nothing_is_written(case, folder, tmp_path):
+def test_a_bad_study_gets_one_clear_message(case, folder):
+    spoil, expected = BAD_STUDIES[case]
+    spoil(folder)
+    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", BAD_STUDIES, ids=list(BAD_STUDIES))
+def test_a_bad_study_stops_the_build_with_exit_2_and_nothing_is_written(case, folder, tmp_path):
     spoil, expected = BAD_STUDIES[case]
     spoil(folder)
     db_path = tmp_path / "studies" / "example.duckdb"
