@@ -1,6 +1,6 @@
 """What a report was built from, embedded in it and read back by the index: the notebook's title and
 summary, when it was built, the git commit, the database's name and the sha256 of the database state
-the notebook read, and its main figure.
+the notebook read, the version of the release that database was built from, and its main figure.
 
 The database's sha256 is taken when the notebook opens it (`store.connect` records it while
 `database_reads` is active), not when the run ends: a database rebuilt during the run does not pass
@@ -22,8 +22,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from .. import store
+from ..analyses import release_version
 from ..core import files, paths
+from ..core.errors import StorageError
 from .notebook import script_json
 
 _TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
@@ -128,6 +132,18 @@ def database_reads() -> Iterator[DatabaseReads]:
         Path(name).unlink(missing_ok=True)
 
 
+def release(db_path: Path, read: DatabaseRead | None) -> str | None:
+    """The release the database was built from, in words (`release_version`), when the file is still the
+    state the notebook read (a database replaced since is not the one the report shows: None)."""
+    try:
+        if read is not None and os.stat(db_path).st_mtime_ns != read.mtime_ns:
+            return None
+        with store.connect(db_path) as con:
+            return release_version.of(con).describe()
+    except (OSError, StorageError, duckdb.Error):
+        return None
+
+
 def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead | None = None) -> dict:
     """What a report was built from; embedded in the report and read back by `index.py`. `read` is the
     database state the notebook read; without one (a notebook that does not open the database), the
@@ -140,6 +156,7 @@ def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead
         "commit": git_commit(),
         "database": Path(db_path).name,
         "database_sha256": read.sha256 if read is not None else files.sha256(db_path),
+        "release": release(db_path, read),
         "main_figure": main_figure(figures),
     }
 
@@ -187,9 +204,10 @@ def line(record: dict) -> str:
         return f"<code>{html.escape(str(value))}</code>"
 
     built = str(record["built"]).replace("T", " ").replace("+00:00", " UTC")
+    built_from = f" It was built from {html.escape(record['release'])}." if record.get("release") else ""
     return (
         f"Built {html.escape(built)} from commit {code(record['commit'])}; database "
-        f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}."
+        f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}.{built_from}"
     )
 
 
