@@ -242,7 +242,7 @@ def test_check_gives_each_claim_its_status(small):
         ("calmqa/section3/auto", "not in the release", True),
     ]
     assert paper_check.summary_line(results, "calmqa") == (
-        "CaLMQA, 4 printed numbers: 4 computed from the released data (2 exact, 1 differs, 1 not in the release)"
+        "CaLMQA, 4 printed numbers: 4 to reproduce from the data (2 exact, 1 differs, 1 not in the release)"
     )
     assert paper_check.counts(results, ["paper", "item"]).rows() == [
         ("calmqa", "Section 3", 1, 0, 0, 0, 1, 0),
@@ -261,7 +261,7 @@ def test_the_counts_keep_the_kinds_apart(small):
         ("calmqa", "transcribed", 1, 1, 0, 0, 0, 0),
     ]
     assert paper_check.summary_line(results, "calmqa") == (
-        "CaLMQA, 4 printed numbers: 3 computed from the released data (1 exact, 1 differs, 1 not in the "
+        "CaLMQA, 4 printed numbers: 3 to reproduce from the data (1 exact, 1 differs, 1 not in the "
         "release); 1 printed inputs checked against their transcription (1 exact)"
     )
     # The README's counts are the registry's expectations, which the check finds when it passes.
@@ -274,7 +274,7 @@ def test_check_passes_and_fails(small, capsys):
     claims, figures = small
     assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 0
     out = capsys.readouterr().out
-    assert "CaLMQA, 4 printed numbers: 4 computed from the released data (2 exact" in out and "Table 4" in out
+    assert "CaLMQA, 4 printed numbers: 4 to reproduce from the data (2 exact" in out and "Table 4" in out
     assert "By paper and kind" in out
     csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
     csv.write_text(csv.read_text().replace("English,specific,78,", "English,specific,79,"), encoding="utf-8")

@@ -208,7 +208,7 @@ def status_long(results: pl.DataFrame) -> pl.DataFrame:
 
 # What each kind of claim is, in the counts' words.
 KIND_PHRASES = {
-    "reproduced": "computed from the released data",
+    "reproduced": "to reproduce from the data",
     "derived": "derived from other printed numbers",
     "transcribed": "printed inputs checked against their transcription",
 }

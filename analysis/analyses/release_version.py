@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from ..io import release
+from .. import store
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,13 @@ class Release:
 
 
 def of(con: duckdb.DuckDBPyConnection) -> Release:
-    """The release the database behind `con` was built from (its `source_files`)."""
-    checksums = con.sql("SELECT file, sha256 FROM source_files ORDER BY file").pl()
-    return Release(release.fingerprint(checksums), checksums.height, tuple(release.differences(checksums)))
+    """The release the database behind `con` was built from (its `source_files`, `store.built_from`)."""
+    return from_record(store.built_from(con))
+
+
+def from_record(record: dict) -> Release:
+    """A `Release` from what `store.built_from` gives (and a report's run records)."""
+    return Release(record["fingerprint"], record["n_files"], tuple(record["differing"]))
 
 
 def reasons_note(version: Release) -> str:

@@ -22,12 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from .. import store
 from ..analyses import release_version
 from ..core import files, paths
-from ..core.errors import StorageError
 from .notebook import script_json
 
 _TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
@@ -92,10 +89,12 @@ def main_figure(figures: Path) -> str | None:
 
 @dataclass(frozen=True)
 class DatabaseRead:
-    """The database state a notebook read: the sha256 and modification time of the file it opened."""
+    """The database state a notebook read: the sha256 and modification time of the file it opened, and
+    the release it was built from (`store.built_from`)."""
 
     sha256: str
     mtime_ns: int
+    release: dict | None = None
 
 
 class DatabaseReads:
@@ -110,7 +109,7 @@ class DatabaseReads:
         for line in lines:
             read = json.loads(line)
             if read["database"] == str(Path(db_path).resolve()):
-                return DatabaseRead(read["sha256"], read["mtime_ns"])
+                return DatabaseRead(read["sha256"], read["mtime_ns"], read.get("release"))
         return None
 
 
@@ -132,18 +131,6 @@ def database_reads() -> Iterator[DatabaseReads]:
         Path(name).unlink(missing_ok=True)
 
 
-def release(db_path: Path, read: DatabaseRead | None) -> str | None:
-    """The release the database was built from, in words (`release_version`), when the file is still the
-    state the notebook read (a database replaced since is not the one the report shows: None)."""
-    try:
-        if read is not None and os.stat(db_path).st_mtime_ns != read.mtime_ns:
-            return None
-        with store.connect(db_path) as con:
-            return release_version.of(con).describe()
-    except (OSError, StorageError, duckdb.Error):
-        return None
-
-
 def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead | None = None) -> dict:
     """What a report was built from; embedded in the report and read back by `index.py`. `read` is the
     database state the notebook read; without one (a notebook that does not open the database), the
@@ -156,7 +143,7 @@ def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead
         "commit": git_commit(),
         "database": Path(db_path).name,
         "database_sha256": read.sha256 if read is not None else files.sha256(db_path),
-        "release": release(db_path, read),
+        "release": release_version.from_record(read.release).describe() if read and read.release else None,
         "main_figure": main_figure(figures),
     }
 
