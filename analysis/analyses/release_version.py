@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import duckdb
 
 from .. import store
+from ..core.text import inert
 
 
 @dataclass(frozen=True)
@@ -23,13 +24,13 @@ class Release:
     def pinned(self) -> bool:
         return not self.differing
 
-    def describe(self) -> str:
-        """The version in words, for a report's provenance and text."""
+    def describe(self, markup: str | None = None) -> str:
+        """The version in words, for a report's provenance and text; the file names made inert `markup`
+        (`core.text.inert`) when the words go into Markdown or HTML."""
         if self.pinned:
             return f"the pinned CaLMQA release (release {self.fingerprint}, {self.n_files} files)"
-        changed = ", ".join(self.differing[:3]) + (
-            f" and {len(self.differing) - 3} more" if len(self.differing) > 3 else ""
-        )
+        names = [inert(name, markup) if markup else name for name in self.differing[:3]]
+        changed = ", ".join(names) + (f" and {len(self.differing) - 3} more" if len(self.differing) > 3 else "")
         return (
             f"another version of the CaLMQA release (release {self.fingerprint}, {self.n_files} files; "
             f"{len(self.differing)} of the pinned release's files differ or are missing: {changed})"
@@ -51,7 +52,8 @@ def reasons_note(version: Release) -> str:
     if version.pinned:
         return ""
     return (
-        f"This database was built from {version.describe()}. The papers' numbers are set against this version's "
+        f"This database was built from {version.describe('markdown')}. The papers' numbers are set against this "
+        "version's "
         "values; the claims registry's reasons for the numbers computed from the release describe the pinned "
         "release and are not shown."
     )

@@ -9,6 +9,7 @@ import math
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..io import paper, tokenizer_ranks
 from ..stats import comparisons, intervals
 from . import dimensions, paper_check
@@ -29,6 +30,7 @@ JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY model, l.resource_level, q.language, q.question_type
 """
@@ -152,6 +154,7 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 """
 
@@ -201,6 +204,7 @@ QUESTION_ACCURACY_SQL = f"""
 WITH detected AS (
     SELECT q.language, q.question_type, l.resource_level, l.iso_code, i.detected_language, i.language_correct
     FROM question_language_id i JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+    WHERE {dimensions.from_release()}
 ), wrong AS (
     SELECT language, detected_language, count(*) AS n
     FROM detected WHERE NOT language_correct AND question_type = $question_type GROUP BY ALL
@@ -288,13 +292,15 @@ def table13_note(accuracy: pl.DataFrame, claims: pl.DataFrame) -> str:
         whose = (
             "it is the share of "
             + ", ".join(
-                f"{r['language']} ({r['n_identified']} of {r['n_questions']})" for r in found.iter_rows(named=True)
+                f"{inert(r['language'])} ({r['n_identified']} of {r['n_questions']})"
+                for r in found.iter_rows(named=True)
             )
             if found.height
             else "no language has that share here"
         )
+        name = inert(language)
         sentences.append(
-            f"The paper's {language} {claim['printed']} is not {language}'s share here ({row['n_identified']} of "
+            f"The paper's {name} {claim['printed']} is not {name}'s share here ({row['n_identified']} of "
             f"{row['n_questions']} culturally specific questions, {row['pct_identified']:.2f}%): {whose}."
         )
     return " ".join(sentences)
@@ -319,15 +325,15 @@ INDICATOR_SCOPES = {
     "culturally specific questions": "q.question_type = 'specific'",
     "all answers": "true",
 }
-INDICATORS_SQL = """
-SELECT m.display_name AS model, {scope_sql} AS scope, count(*) AS n_answers,
-       {counts}
+INDICATORS_SQL = f"""
+SELECT m.display_name AS model, {{scope_sql}} AS scope, count(*) AS n_answers,
+       {{counts}}
 FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE {where}
+WHERE {{where}} AND {dimensions.from_release()}
 GROUP BY ALL
 """
 
@@ -369,7 +375,7 @@ def indicator_table(shares: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- answer lengths (Table 17)
 
-TOKEN_COUNTS_SQL = """
+TOKEN_COUNTS_SQL = f"""
 SELECT m.display_name AS model, s.tokenizer,
        count(*) AS n_all, avg(s.n_tokens) AS mean_all, median(s.n_tokens) AS median_all,
        stddev_samp(s.n_tokens) AS std_all,
@@ -381,7 +387,7 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
-WHERE q.question_type = $question_type
+WHERE q.question_type = $question_type AND {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY any_value(m.rowid)
 """
@@ -513,11 +519,11 @@ def summary(
     return (
         f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
         f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
-        f"ones. {best} has the fewest surface issues ({best_ok:.1f}% clean), {worst} the most ({worst_ok:.1f}%). "
-        f"{worst_errors['model']} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
+        f"ones. {inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most ({worst_ok:.1f}%). "
+        f"{inert(worst_errors['model'])} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
         f"answers to culturally {worst_errors['question_type']} questions. On the culturally specific questions "
         f"themselves the identification is right for at least {weakest['pct_identified']:.2f}% of each reliable "
-        f"language (lowest: {weakest['language']}). Against the annotators' language labels (`partially` left "
+        f"language (lowest: {inert(weakest['language'])}). Against the annotators' language labels (`partially` left "
         f"out), Cohen's kappa is **{_kappa_text(reliable_kappa['cohens_kappa'])}** over "
         f"{reliable_kappa['n_answers']} answers of the reliable languages and "
         f"**{_kappa_text(all_kappa['cohens_kappa'])}** over all {all_kappa['n_answers']}, with "
