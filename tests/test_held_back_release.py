@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from held_back_release import KIRUNDI_RATINGS_KEPT, RATINGS_KEPT, write_held_back_release
 
+from analysis.io import release as release_files
 from analysis.pipeline.build import build
+from analysis.pipeline.language_id_all import Engine, train_from_release
 from analysis.reporting import provenance, run
 
 # The reports whose text depends on the ratings or on Tswana's questions.
@@ -101,3 +103,18 @@ def test_the_reports_state_the_held_back_releases_numbers(held_back_reports):
         record = provenance.read(held_back_reports / f"{name}.html")
         assert record["release"].startswith("another version of the CaLMQA release"), record["release"]
         assert "all_ratings.csv" in record["release"]
+
+
+def test_the_language_identification_is_trained_from_the_release_it_is_given(
+    release_folder, udhr_folder, language_id_model, tmp_path
+):
+    """`make language-id SOURCE=...` trains from that release: the model records the release it was
+    trained from, the held-back one's, and the project's model the pinned one's."""
+    source = write_held_back_release(release_folder, tmp_path / "release")
+    out = tmp_path / "model.npz"
+    train_from_release(source, udhr_folder, out)
+    held_back = release_files.fingerprint(release_files.source_checksums(source))
+    pinned = release_files.fingerprint(release_files.source_checksums(release_folder))
+    assert Engine.load(out).provenance["release"] == held_back != pinned
+    # The project's model (`make language-id` without SOURCE) is the pinned release's.
+    assert Engine.load(language_id_model).provenance["release"] == pinned
