@@ -40,8 +40,8 @@ def build(
     udhr_folder: Path | str = paths.UDHR,
 ) -> dict:
     """Build the database at `db_path` from `source`: the CaLMQA release folder (checked against the
-    pinned release's checksums when `verify`, with the NativQA tables of `nativqa_folder` and the trained
-    engine `language_id_model`) or a study folder (`study.is_study`; with an engine trained here on the
+    pinned release's checksums when `verify`, with the NativQA tables of `nativqa_folder` and the language
+    identification trained from the same release, `language_id_model`: `make` trains one per database) or a study folder (`study.is_study`; with an engine trained here on the
     UDHR of `udhr_folder`), and the imports kept in `imports_folder` (by default the one beside
     `db_path`); returns the row count per table, the number of imports replayed, and the seconds of the
     build and of each stage."""

@@ -39,6 +39,7 @@ from scipy import sparse
 from ..core import files, paths
 from ..core.errors import Problems
 from ..io import ingest, udhr
+from ..io import release as release_files
 from ..io.calmqa import NEIGHBOURS, UNRELIABLE_LANGUAGES
 from .language_id import Identifier, Verdict
 
@@ -417,7 +418,10 @@ def train_from_release(
     started = time.monotonic()
     release = release_texts(source)
     engine = train(release, training_declarations(release, udhr_folder))
-    engine.provenance |= {"udhr_version": udhr.version(udhr_folder)}
+    engine.provenance |= {
+        "udhr_version": udhr.version(udhr_folder),
+        "release": release_files.fingerprint(release_files.source_checksums(Path(source))),
+    }
     engine.save(out)
     return {"path": str(out), "n_languages": len(engine.languages), "seconds": round(time.monotonic() - started, 1)}
 

@@ -31,6 +31,7 @@ import polars as pl
 from tqdm import tqdm
 
 from ..core import paths
+from ..io import release as release_files
 from ..io import udhr
 from ..io.calmqa import NEIGHBOURS
 from ..io.language_id_evaluation import ENGINES, write
@@ -266,6 +267,9 @@ def evaluate(
         "udhr_version": udhr.version(udhr_folder),
         "n_release_texts": texts.filter(pl.col("origin") == "release").height,
         "n_udhr_paragraphs": texts.filter(pl.col("origin") == "udhr").height,
+        # The release the texts came from: notebook 10 sets it against the database's.
+        "source": str(source),
+        "release": release_files.fingerprint(release_files.source_checksums(Path(source))),
         "seconds": seconds,
     }
     write(texts, pl.concat(verdicts), meta, out_dir)
