@@ -76,8 +76,12 @@ def ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 DESIGN_SQL = """
-WITH rated AS (
-    SELECT r.*, q.name FROM ratings r JOIN questions q USING (question_id)
+WITH rated AS (  -- one row per rated answer (`ratings` is long: one row per criterion)
+    SELECT r.rating_id, any_value(r.question_id) AS question_id, any_value(r.model) AS model,
+           any_value(r.annotator) AS annotator, any_value(q.language) AS language,
+           any_value(q.question_type) AS question_type, any_value(q.name) AS name
+    FROM ratings r JOIN questions q USING (question_id)
+    GROUP BY r.rating_id
 ), per_cell AS (
     SELECT model, question_type, count(*) AS n FROM rated GROUP BY ALL
 ), per_language AS (
