@@ -16,7 +16,7 @@ from tiny_release import write_release
 from analysis import store
 from analysis.core import paths
 from analysis.pipeline.build import build
-from analysis.reporting import index, run
+from analysis.reporting import browser, index, run
 
 # Fixtures that need the release snapshot (every fixture built on them needs it too).
 SNAPSHOT_FIXTURES = {"release_folder"}
@@ -104,6 +104,17 @@ def tiny_database(tmp_path_factory, language_id_model) -> Path:
     db = folder.parent / "calmqa.duckdb"
     build(folder, db, verify=False, progress=False)
     return db
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's headless Chromium, driven over the DevTools protocol (`reporting.browser`)."""
+    try:
+        browser.chromium_path()
+    except browser.BrowserError as exc:
+        pytest.fail(f"{exc}; `make setup` installs it")
+    with browser.Chromium() as chrome:
+        yield chrome
 
 
 @pytest.fixture

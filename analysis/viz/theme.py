@@ -4,8 +4,8 @@ of the signals that link the charts of a report, and the two media a chart is dr
 Every chart is drawn twice from one Vega-Lite spec: on screen (the reports, PNG and SVG) with `CONFIG`,
 and in print (a PDF sized for a page or a column of a paper, `viz/print_pdf.py`) with `PRINT_CONFIG`.
 Sizes that differ between the two are in the configs, never in the specs: text drawn by a mark takes
-its size from a named style (`CELL_LABEL`, `STATUS_LABEL`, `BOX_LABEL`), and a faceted heatmap's panels
-sit side by side on screen and stacked in print (`facet.columns`).
+its size from a named style (`CELL_LABEL`, `STATUS_LABEL`, `BOX_LABEL`). A faceted chart's panels are
+stacked in both (`facet.columns`), so that it fits a laptop's window as it fits a page.
 
 A colour scale says which end is good. A measure where more is better (the share of answers in the
 correct language) is drawn in `SCHEMES["higher"]`, one where less is better (the share with
@@ -53,11 +53,16 @@ CHARACTER_WIDTH = 0.58
 # Signal names shared by the charts of a report and the page script that links them.
 PICK = "calmqa_pick"
 HIGHLIGHT = "calmqa_highlight"
+# The explorer's chosen cell (an object of field values it sets), outlined in this colour.
+CHOSEN = "calmqa_chosen"
+CHOSEN_COLOUR = "#000000"
 DIMMED_OPACITY = 0.25
 # Named styles of the text marks, so that their size follows the medium.
 CELL_LABEL = "calmqa_cell_label"
 STATUS_LABEL = "calmqa_status_label"
 BOX_LABEL = "calmqa_box_label"
+# The smallest text of a chart on screen, in pixels: a cell's label (a reader must not zoom to read it).
+SCREEN_LABEL_SIZE = 9
 CONFIG = {
     "font": FONT,
     "view": {"stroke": None},
@@ -66,9 +71,12 @@ CONFIG = {
     "legend": {"labelFontSize": 11, "titleFontSize": 11, "titleLimit": 400},
     "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 11, "subtitleColor": "#444444"},
     "range": {"heatmap": {"scheme": SCHEMES["higher"]}},
+    # Panels of a facet stacked, on screen as in print: a heatmap of 23 languages fits a laptop's window
+    # only with its culturally specific and agnostic panels one above the other.
+    "facet": {"columns": 1, "spacing": 14},
     "style": {
-        CELL_LABEL: {"fontSize": 9},
-        STATUS_LABEL: {"fontSize": 8},
+        CELL_LABEL: {"fontSize": SCREEN_LABEL_SIZE},
+        STATUS_LABEL: {"fontSize": SCREEN_LABEL_SIZE},
         BOX_LABEL: {"fontSize": 10, "lineHeight": 12},
     },
 }
