@@ -8,9 +8,21 @@ without auto-collected questions, notebook 06 compares other groups of answers t
 
 from dataclasses import dataclass
 
-# The paper's heatmap of each per-answer score (`scores.SCORES`).
+from ..core.vocabulary import QUESTION_TYPES
+
+# The paper's heatmap of each per-answer score (`scores.SCORES`) and of each surface metric (`surface.METRICS`).
 SCORE_FIGURES = {"s": "Figure 2", "s_surf": "Figure 9", "s_fact": "Figure 10", "s_rel": "Figure 11"}
+SURFACE_FIGURES = {"pct_correct_language": "Figure 13", "pct_repetition": "Figure 14", "pct_surface_ok": "Figure 9"}
+# The model x language heatmaps whose culturally agnostic panel the paper draws first (on the left: their
+# captions say so); the captions of the others (Figures 13, 14, 16) name culturally specific questions
+# first, the suite's order (`core.vocabulary.QUESTION_TYPES`).
+AGNOSTIC_FIRST = frozenset({"Figure 2", "Figure 8", "Figure 9", "Figure 10", "Figure 11"})
 ALL_SCORES = ("s_surf", "s_fact", "s_rel", "s")
+
+
+def question_type_order(item: str | None) -> tuple[str, ...]:
+    """The order of the question-type panels of the paper's `item` (a figure), the suite's otherwise."""
+    return tuple(reversed(QUESTION_TYPES)) if item in AGNOSTIC_FIRST else QUESTION_TYPES
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,8 @@ LAYOUT_JS = """
           .filter(t => t.textContent.trim() && t.getBBox().width > 0)
           .map(t => { const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); })
       : [];
-    const title = drawn && drawn.getAttribute('aria-label') || el.id || '';
+    const heading = drawn && drawn.querySelector('.role-title-text');
+    const title = heading && heading.textContent || el.id || '';
     return {
       chart: title.slice(0, 100),
       renderer: drawn ? drawn.tagName.toLowerCase() : null,

@@ -62,8 +62,13 @@ CHART_TEMPLATE = """<div id="%(id)s" class="calmqa-chart"></div>
 })();
 </script>"""
 
-# No action that opens a web page (the Vega editor): reports are read offline.
-EMBED_OPTIONS = {"mode": "vega-lite", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
+# No action that opens a web page (the Vega editor): reports are read offline. SVG, not canvas: text a
+# reader can select and a browser can check (its size on screen), sharp when printed.
+EMBED_OPTIONS = {
+    "mode": "vega-lite",
+    "renderer": "svg",
+    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+}
 
 
 def script_json(value) -> str:

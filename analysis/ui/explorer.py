@@ -35,6 +35,7 @@ import polars as pl
 
 from .. import store
 from ..analyses import dimensions
+from ..analyses.scores import TOO_FEW_ANSWERS
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
 from ..core.vocabulary import QUESTION_TYPE_LABELS, UNRELIABLE_LANGUAGES
 from ..stats import intervals
@@ -223,7 +224,7 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     model): the value (a share as a percentage), the number of answers with a value, and a 95%
     confidence interval (Wilson for a share, normal approximation for a mean). A cell without a value
     has a `status`: its language cannot be identified (for a metric that needs the language verdict),
-    or every answer of it was a provider error."""
+    or every answer of it was a provider error, or none has a value."""
     keys = ["model_name", "language", "question_type"]
     models = answers.filter(~pl.col("is_human"))
     if metric.needs_language:
@@ -259,6 +260,8 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
         .then(pl.lit(PROVIDER_ERRORS_ONLY))
         .when(pl.col("unreliable") & metric.needs_language)
         .then(pl.lit(NOT_IDENTIFIED))
+        .when(pl.col("n_answers").fill_null(0) == 0)
+        .then(pl.lit(TOO_FEW_ANSWERS))
     )
     shown = pl.col("status").is_null()
     return (

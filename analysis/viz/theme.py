@@ -31,8 +31,14 @@ FONT = (
 SCHEMES = {"higher": "viridis", "lower": "orangered", None: "blues"}
 # The end of each scheme that is dark (a cell's value is printed in white there).
 DARK_END = {"higher": "low", "lower": "high", None: "high"}
+# Ordered levels where one end is bad (ratings 1 to 5, no/minor/major issues): red for the bad end,
+# blue for the good one, yellow between (ColorBrewer's RdYlBu, safe for colour-blind readers).
+ORDINAL_SCHEME = "redyellowblue"
 BETTER_WORDS = {"higher": "higher is better", "lower": "lower is better"}
+# The colour domains of the suite, fixed whatever the data's range: a percentage runs from 0 to 100, a
+# coefficient (Bhattacharyya's, between two distributions) from 0 to 1.
 PERCENT_DOMAIN = (0, 100)
+COEFFICIENT_DOMAIN = (0, 1)
 MISSING_COLOUR = "#eeeeee"
 # The line between the high- and the low-resource languages of a heatmap.
 DIVIDER_COLOUR = "#222222"
@@ -45,6 +51,12 @@ STATUS_STYLES = {
         "colour": "#b0b0b0",
         "label": "n/i",
         "meaning": "the language cannot be identified reliably",
+    },
+    "too few answers": {"colour": "#dcdcdc", "label": "few", "meaning": "fewer valid answers than a cell needs"},
+    "too few metrics": {
+        "colour": "#d9cfc1",
+        "label": "cov",
+        "meaning": "imported metrics for too few of its answers without surface issues",
     },
 }
 # The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
@@ -126,6 +138,12 @@ PRINT_META = "calmqa_print"
 def better_title(title: str, better: str | None) -> str:
     """A legend title that says which end of the scale is good."""
     return f"{title} ({BETTER_WORDS[better]})" if better else title
+
+
+def ordinal_scale(levels: list[str], best_first: bool):
+    """The colour scale of ordered `levels`, the bad end warm (`ORDINAL_SCHEME`): `best_first` when the
+    first level is the good one (no issues), else the last (a rating of 5)."""
+    return altair().Scale(domain=list(levels), scheme=ORDINAL_SCHEME, reverse=best_first)
 
 
 def print_layout(chart, size: str = "page", scale: float = 1.0):
