@@ -127,8 +127,8 @@ figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG,
 $(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
 	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
 
-screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
-	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)
+screenshots: $(INDEX) ## every report, the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit
+	$(PY) -m analysis screenshots --out build/screenshots --db $(DB) $(INDEX) $(REPORTS)
 
 docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks and bench/results
 	$(PY) -m analysis docs

@@ -30,7 +30,7 @@ def explorer_tab(chromium, database, tmp_path_factory):
 @pytest.mark.parametrize("width", [1400, 1024])
 def test_the_heatmap_fits_jupyterlabs_output_area(chromium, explorer_tab, width):
     chromium.resize(explorer_tab, (width, SCREEN_HEIGHT))
-    chromium._drain(1.0)
+    chromium.wait(1.0)
     layout = chromium.evaluate(explorer_tab, browser.LAYOUT_JS)
     assert len(layout) == 1, layout
     assert browser.layout_problems(layout) == [], layout

@@ -21,7 +21,7 @@ from tiny_release import write_release
 
 from analysis.core import files, paths
 from analysis.pipeline.build import build
-from analysis.reporting import provenance, run
+from analysis.reporting import browser, provenance, run
 
 NOTEBOOK_NAMES = run.notebook_names()
 XSS_SCRIPT = "<script>window.__calmqa_xss = 'script'</script>"
@@ -280,3 +280,50 @@ def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
         assert result.problems == [], f"{name}: " + "; ".join(result.problems)
         shown = result.values["text"] + result.values["svgText"]
         assert "<script>" in shown or "<img" in shown, f"{name}: the payload is not shown as text"
+
+
+# ------------------------------------------------------------------------- every chart fits its place
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_every_chart_fits_its_place_at_1024_and_1400_px(chromium, built_reports, name):
+    """In a window 1024 or 1400 px wide, no chart is wider than the report's output area, and no text of
+    a chart (a cell's label above all) is drawn under 9 px: a chart too wide for its place and shrunk to
+    fit it fails on its text."""
+    page = built_reports / "reports" / f"{name}.html"
+    for width in (1400, 1024):
+        layout = chromium.open(
+            page,
+            viewport=(width, 900),
+            actions=lambda chrome, session: {"layout": chrome.evaluate(session, browser.LAYOUT_JS)},
+        ).values["layout"]
+        assert browser.layout_problems(layout) == [], f"{name} at {width} px"
+        assert all(chart["smallestText"] is None or chart["smallestText"] >= 9 for chart in layout)
+
+
+LAYOUT_PAGE = """<!DOCTYPE html><html><body style="margin: 0">
+<div class="jp-OutputArea-output" style="width: 600px">
+<div class="vega-embed"><svg class="marks" width="%(width)s" height="60" viewBox="0 0 %(width)s 60" %(style)s>
+<text class="role-title-text" x="10" y="20" font-size="12">%(title)s</text>
+<text x="10" y="40" font-size="9">42</text></svg></div></div></body></html>"""
+
+
+def test_the_layout_check_finds_a_chart_too_wide_and_one_shrunk_to_fit(chromium, tmp_path):
+    pages = {
+        "fits": {"width": 500, "style": "", "title": "fits"},
+        "too wide": {"width": 900, "style": "", "title": "too wide"},
+        "shrunk": {"width": 900, "style": 'style="max-width: 100%; height: auto"', "title": "shrunk"},
+    }
+    found = {}
+    for name, values in pages.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.html"
+        path.write_text(LAYOUT_PAGE % values, encoding="utf-8")
+        layout = chromium.open(
+            path,
+            viewport=(1024, 600),
+            actions=lambda chrome, session: {"layout": chrome.evaluate(session, browser.LAYOUT_JS)},
+        ).values["layout"]
+        found[name] = browser.layout_problems(layout)
+    assert found["fits"] == []
+    assert found["too wide"] == ["too wide: 900 px wide, 300 px wider than its place"]
+    assert len(found["shrunk"]) == 1 and "text drawn 6 px high, under 9 px" in found["shrunk"][0]

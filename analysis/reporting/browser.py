@@ -247,6 +247,10 @@ class Chromium:
                 return reply.get("result", {})
             self._events.append(reply)
 
+    def wait(self, seconds: float) -> None:
+        """Let the pages run for `seconds` (a resized window lays itself out again), keeping their events."""
+        self._drain(seconds)
+
     def _drain(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while (event := self._read(deadline)) is not None:

@@ -40,8 +40,13 @@ c.LabApp.extension_manager = "readonly"
 c.LabApp.expose_app_in_browser = True
 c.ServerApp.open_browser = False
 """
-# User settings of the driven session: no question about fetching news in a corner of the screenshots.
-SETTINGS = {"@jupyterlab/apputils-extension/notification": {"fetchNews": "false"}}
+# User settings of the driven session: no question about fetching news in a corner of the screenshots,
+# and every cell of the notebook drawn, not only those in view (JupyterLab's windowing), so that a tall
+# window shows the whole explorer at once.
+SETTINGS = {
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+}
 # The explorer's notebook is open, its kernel idle, every cell run: the heatmap drawn and the
 # comparison shown.
 READY_JS = """(() => {

@@ -610,7 +610,7 @@ class Explorer:
             options=[(m.title, m.key) for m in metrics],
             value=metrics[0].key,
             description="Metric",
-            layout=w.Layout(width="32em"),
+            layout=w.Layout(width="100%", max_width="32em"),
         )
         self.search = w.Text(
             value="",
@@ -621,15 +621,20 @@ class Explorer:
         self.question = w.Select(
             options=[(ALL, None)], value=None, rows=8, description="Question", layout=w.Layout(width="95%")
         )
-        self.only_failures = w.Checkbox(value=False, description="Only the failures", indent=False)
-        self.previous_page = w.Button(description="◀ Previous", layout=w.Layout(width="auto"))
-        self.next_page = w.Button(description="Next ▶", layout=w.Layout(width="auto"))
-        self.reset_button = w.Button(description="Reset", button_style="warning", layout=w.Layout(width="auto"))
+
+        # Controls keep their width and wrap to the next line where the output area is narrow.
+        def fixed():
+            return w.Layout(width="auto", flex="0 0 auto")
+
+        self.only_failures = w.Checkbox(value=False, description="Only the failures", indent=False, layout=fixed())
+        self.previous_page = w.Button(description="◀ Previous", layout=fixed())
+        self.next_page = w.Button(description="Next ▶", layout=fixed())
+        self.reset_button = w.Button(description="Reset", button_style="warning", layout=fixed())
         self.status = w.HTML()
         self.cell_view = w.HTML()
         self.answers_view = w.HTML()
         self.save_button = w.Button(
-            description="Save matching answers as CSV", layout=w.Layout(width="auto"), disabled=output_dir is None
+            description="Save matching answers as CSV", layout=fixed(), disabled=output_dir is None
         )
         self.save_button.on_click(lambda _: self.save_selection())
         self.previous_page.on_click(lambda _: self.turn_page(-1))
@@ -644,10 +649,14 @@ class Explorer:
         self.question.observe(lambda _: self._first_page(), names="value")
         self.only_failures.observe(lambda _: self._first_page(), names="value")
         self._on_filter()
+        wrap = w.Layout(flex_flow="row wrap", align_items="center")
         filters = w.HBox(
-            [self.language, w.VBox([self.model, self.question_type, self.category, self.collection, self.metric])]
+            [self.language, w.VBox([self.model, self.question_type, self.category, self.collection, self.metric])],
+            layout=wrap,
         )
-        paging = w.HBox([self.only_failures, self.previous_page, self.next_page, self.reset_button, self.save_button])
+        paging = w.HBox(
+            [self.only_failures, self.previous_page, self.next_page, self.reset_button, self.save_button], layout=wrap
+        )
         # Drawn only where the widgets run: it hides the note shown where they cannot (`show`).
         live = w.HTML(f"<style>.{KERNEL_NOTE_CLASS} {{ display: none; }}</style>")
         self.widget = w.VBox(
