@@ -142,7 +142,7 @@ $(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK
 	$(PY) -m analysis run-notebook $* --db $(DB) $(if $(OUT),--out $(OUT))
 
 # ... and on the files its parameters name.
-$(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
+$(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS) data/paper/items.csv
 $(OUT_DIR)reports/03_surface_quality.html: $(CLAIMS)
 $(OUT_DIR)reports/05_human_evaluation.html: $(CLAIMS)
 $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)

@@ -217,32 +217,6 @@ def summary_markdown(results: pl.DataFrame) -> str:
     return "\n\n".join(lines)
 
 
-SECTIONS = {
-    "failing": "Claims whose status is not the expected one",
-    "differs": "Numbers that differ, and why",
-    "within rounding": "Numbers within rounding",
-    NOT_IN_RELEASE: "Numbers whose data was not released",
-    "exact": "Numbers reproduced exactly",
-}
-
-
-# What the report shows of a claim in each section (the CSV has every column): a failure with the status
-# it has and the one it should have; an exact number without a note.
-_SHOWN = ("paper", "item", "row", "column", "printed", "suite")
-
-
-def report_sections(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """`report_table` cut into the report's sections (see `SECTIONS`), empty ones left out, each with
-    the columns a reader needs there."""
-    parts = {"failing": table.filter(~pl.col("ok")).select(*_SHOWN, "status", "expect", "note", "source")}
-    for status_name in ("differs", "within rounding", NOT_IN_RELEASE, "exact"):
-        rows = table.filter(pl.col("ok") & (pl.col("status") == status_name))
-        parts[status_name] = (
-            rows.select(*_SHOWN, "source") if status_name == "exact" else rows.select(*_SHOWN, "note", "source")
-        )
-    return {name: part for name, part in parts.items() if part.height}
-
-
 def report_table(results: pl.DataFrame) -> pl.DataFrame:
     """Every claim, readable: failures first, then differences with their reasons, then the rest;
     `suite` is the suite's value as the paper would print it."""

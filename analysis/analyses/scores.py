@@ -190,12 +190,15 @@ def scores_by_model(
     answers: pl.DataFrame,
     exclude_unreliable: bool = True,
     *,
+    values: list[str] | None = None,
     min_valid: int = MIN_VALID_ANSWERS,
     min_metrics_coverage: float = MIN_METRICS_COVERAGE,
     **bootstrap,
 ) -> pl.DataFrame:
     """Table 2: each score component per model and question type, micro-averaged (answers pooled over
-    languages), x 100, with n and the bootstrap interval; unreliable languages out by default."""
+    languages), x 100, with n and the bootstrap interval; unreliable languages out by default. `values`
+    are the scores it holds (by default every one; a report gives those the database has, so that it
+    shows no row without a value)."""
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
     parts = [
         score_cells(
@@ -209,6 +212,7 @@ def scores_by_model(
         .rename({value: "mean"})
         .with_columns(score=pl.lit(value))
         for value in SCORES
+        if values is None or value in values
     ]
     order = {value: i for i, value in enumerate(SCORES)}
     return (

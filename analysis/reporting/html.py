@@ -5,10 +5,12 @@ is the notebook's title. Cells tagged `notebook-only` (text for whoever runs the
 parameter does) are left out."""
 
 import html
+import os
 import re
 from pathlib import Path
 
 from ..core import files
+from ..viz import export
 from . import provenance
 
 # The tag of cells that speak to whoever runs the notebook (its parameters), not to the report's reader.
@@ -113,7 +115,18 @@ def header(record: dict | None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def to_html(executed: Path, html_path: Path, record: dict | None = None) -> None:
+def link_files(body: str, html_path: Path, figures_root: Path) -> str:
+    """The links a notebook wrote to files under the figures folder (`viz.export.figures_link`), made
+    relative to the report at `html_path`: they work wherever the two folders are moved together."""
+    relative = Path(os.path.relpath(Path(figures_root).resolve(), Path(html_path).resolve().parent)).as_posix()
+    return re.sub(
+        rf'{export.FIGURES_LINK}="([^"]*)"',
+        lambda m: f'href="{html.escape(relative)}/{m.group(1)}"',
+        body,
+    )
+
+
+def to_html(executed: Path, html_path: Path, record: dict | None = None, figures_root: Path | None = None) -> None:
     """A self-contained report of an executed notebook: code and `notebook-only` cells hidden, no script
     or style from the network, its title, a link to the index, its provenance (given `record`) and a
     table of contents."""
@@ -125,6 +138,8 @@ def to_html(executed: Path, html_path: Path, record: dict | None = None) -> None
         notebook, resources={"metadata": {"name": f"{title} · {SITE_NAME}"}}
     )
     body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + "\n" + header(record), body, count=1)
+    if figures_root is not None:
+        body = link_files(body, html_path, figures_root)
     contents = table_of_contents(body)
     if contents:
         # Before the first section, after the title and summary.

@@ -14,8 +14,8 @@ import uuid
 import polars as pl
 
 from ..core import files, paths
-from ..viz import tables
-from ..viz.theme import HIGHLIGHT, PICK, altair
+from ..viz import export, tables
+from ..viz.theme import FIGURE_META, HIGHLIGHT, PICK, altair
 
 _bundle_emitted = False
 
@@ -100,6 +100,9 @@ def _offline_html_renderer(spec: dict, **metadata) -> dict:
         "spec": script_json(spec),
         "options": json.dumps(EMBED_OPTIONS),
     }
+    figure = (spec.get("usermeta") or {}).get(FIGURE_META)
+    if figure:
+        page += "\n" + export.files_line(figure, ("csv", "svg", "pdf", "png"))
     if not _bundle_emitted:
         bundle = vega_bundle()
         page = f'<script type="text/javascript">(function(){{\n{bundle}\n}})();\n{LINK_SCRIPT}</script>\n' + page

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..core import files, paths, timings
 from ..core.errors import NotebookFailed
+from ..viz import export
 from . import html, provenance
 
 # The report that sets every number the papers print against the suite's: it reads the figures of the
@@ -103,7 +104,7 @@ def run_notebook(
             elif figures.exists():
                 shutil.rmtree(figures)
             mark = time.perf_counter()
-            html.to_html(running, report, record)
+            html.to_html(running, report, record, figures_root)
             seconds["HTML export"] = time.perf_counter() - mark
             mark = time.perf_counter()
             provenance.date(report, read, Path(db_path))
@@ -177,9 +178,11 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
 def _execute_with_retry(
     papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path, steps: Path
 ) -> None:
-    # The kernel inherits the environment: it records its static exports into `steps` (core.timings).
-    previous = os.environ.get(timings.ENV)
-    os.environ[timings.ENV] = str(steps.resolve())
+    # The kernel inherits the environment: it records its static exports into `steps` (core.timings),
+    # and its figures and tables link to their files under the notebook's name (viz.export).
+    variables = {timings.ENV: str(steps.resolve()), export.NOTEBOOK_ENV: source.stem}
+    previous = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
     try:
         # Parallel kernel starts can race for a port (papermill issue 511): one retry for that case only.
         for attempt in (1, 2):
@@ -207,7 +210,8 @@ def _execute_with_retry(
                     raise
                 steps.unlink(missing_ok=True)
     finally:
-        if previous is None:
-            os.environ.pop(timings.ENV, None)
-        else:
-            os.environ[timings.ENV] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -59,6 +59,18 @@ STATUS_STYLES = {
         "meaning": "imported metrics for too few of its answers without surface issues",
     },
 }
+# The statuses of the papers' printed numbers (`analyses.paper_check`): a colour each, for the bars of
+# the reproduction report's chart and the badges of its claims. A difference is a warning (orange), apart
+# from a difference within rounding (light blue) and from an exact match (blue); a number whose data was
+# not released is grey, and one the suite could not read red. Blue and orange stay apart for colour-blind
+# readers.
+CLAIM_STATUS_COLOURS = {
+    "exact": "#2c7bb6",
+    "within rounding": "#abd9e9",
+    "differs": "#f28e2b",
+    "not in the release": "#bdbdbd",
+    "no value": "#b2182b",
+}
 # The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
 # a little generous): enough to estimate how wide a label or a line of a title prints.
 CHARACTER_WIDTH = 0.58
@@ -131,8 +143,9 @@ PRINT_CONFIG = {
 # Screen font sizes over print ones: how much smaller than on screen a chart's marks are drawn in print
 # where their text must keep its print size (the treemap's boxes, whose labels are wrapped to them).
 BOX_LABEL_PRINT_SCALE = PRINT_CONFIG["style"][BOX_LABEL]["fontSize"] / CONFIG["style"][BOX_LABEL]["fontSize"]
-# Where a chart records how it is laid out in print (Vega-Lite ignores `usermeta`).
+# Where a chart records how it is laid out in print, and the name of its files (Vega-Lite ignores `usermeta`).
 PRINT_META = "calmqa_print"
+FIGURE_META = "calmqa_figure"
 
 
 def better_title(title: str, better: str | None) -> str:
