@@ -76,10 +76,20 @@ CLAIMS := $(wildcard data/paper/claims/*.csv)
 
 .PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
-help: ## list the targets
-	@echo "CaLMQA analysis suite. Targets:"
-	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
+# `make help` lists these first, in this order, for whoever uses the suite; every other target with a `## `
+# description follows, for whoever maintains it.
+USING_TARGETS := figures lab import-answers import-metrics import-questions db check-paper check-reports screenshots data setup clean help
+empty :=
+space := $(empty) $(empty)
+describe = sed -E 's/^([a-z-]+):.*\#\# (.*)/  make \1\t\2/' | expand -t 24
+
+help: ## list the targets: first for using the suite, then for maintaining it
+	@echo "CaLMQA analysis suite."
+	@echo; echo "Using the suite:"
+	@for target in $(USING_TARGETS); do grep -E "^$$target:.*## " $(firstword $(MAKEFILE_LIST)) | $(describe); done
+	@echo; echo "Maintaining the suite:"
+	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | grep -vE '^($(subst $(space),|,$(USING_TARGETS))):' | $(describe)
+	@echo; echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -124,7 +134,7 @@ $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
-$(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
+$(INDEX): $(REPORTS) $(INDEX_CODE) docs/methods.md | $(SETUP)
 	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
 
 screenshots: $(INDEX) ## every report, the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit

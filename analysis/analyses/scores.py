@@ -52,7 +52,7 @@ SCORE_WORDS = {
 METRICS_HOWTO = (
     "Import them into a copy of the database with `make import-metrics FILE=metrics.csv DB=...` (a CSV or "
     "JSONL file keyed by the upstream answer name, `answer`, or by `question`, `language` and `model`, with "
-    "`n_claims`, `n_supported` and `relevant`; see `data/examples/metrics.csv`), or from VeriScore's own output "
+    "`n_claims`, `n_supported` and `relevant`; the suite comes with an example), or from VeriScore's own output "
     "with `make import-metrics FILE=claims.jsonl VERIFICATION=verification.jsonl DB=...`, then run "
     "`make figures DB=...`."
 )

@@ -9,6 +9,7 @@ imports and set-up, analysis, static export, kernel shutdown, HTML export), whic
 import datetime
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -29,8 +30,32 @@ _PARAMETER_TAGS = {"parameters", "injected-parameters"}
 def notebook_names() -> list[str]:
     """The notebooks `make figures` runs, in order: those whose name starts with two digits, except 00;
     the reproduction report last, since it reads the figures of all the others."""
-    names = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
-    return sorted(names, key=lambda name: name == REPRODUCTION_NOTEBOOK)
+    return sorted(notebook_names_in(paths.NOTEBOOKS), key=lambda name: name == REPRODUCTION_NOTEBOOK)
+
+
+def notebook_names_in(folder: Path) -> list[str]:
+    """The report notebooks of `folder`, by name: those whose name starts with two digits, except 00."""
+    return sorted(p.stem for p in Path(folder).glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
+
+
+def reading_order(names: list[str]) -> list[str]:
+    """Reports in the order a reader takes them (the index's, a report's previous and next): the
+    reproduction report first, since it says how much of the two papers the suite reproduces."""
+    return sorted(names, key=lambda name: (name != REPRODUCTION_NOTEBOOK, name))
+
+
+def report_labels(notebooks_root: Path = paths.NOTEBOOKS) -> list[tuple[str, str]]:
+    """(name, label) of every report, in reading order: the notebook's number and the title of its first
+    Markdown heading up to a colon or parenthesis, or its name in words where the title comes from the
+    data."""
+    import nbformat
+
+    labels = []
+    for name in reading_order(notebook_names_in(notebooks_root)):
+        notebook = nbformat.read(Path(notebooks_root) / f"{name}.ipynb", as_version=4)
+        title = provenance.notebook_title(notebook) or name[3:].replace("_", " ").capitalize()
+        labels.append((name, f"{name[:2]} {re.split(r'[:(]', title)[0].strip()}"))
+    return labels
 
 
 def output_roots(out: Path | str) -> dict[str, Path]:
@@ -104,7 +129,7 @@ def run_notebook(
             elif figures.exists():
                 shutil.rmtree(figures)
             mark = time.perf_counter()
-            html.to_html(running, report, record, figures_root)
+            html.to_html(running, report, record, figures_root, report_labels(notebooks_root))
             seconds["HTML export"] = time.perf_counter() - mark
             mark = time.perf_counter()
             provenance.date(report, read, Path(db_path))

@@ -21,7 +21,8 @@ import re
 
 import polars as pl
 
-from .export import figures_link
+from ..analyses.paper_check import PAPER_NAMES
+from .export import figures_link, files_line
 from .tables import Table, _markdown_inline
 from .theme import CLAIM_STATUS_COLOURS
 
@@ -31,7 +32,6 @@ SHOWN = {"row": "Row", "column": "Column", "printed": "Printed", "suite": "Suite
 FACETS = ("status", "kind")
 # The status whose claims are folded away inside their item.
 FOLDED = "exact"
-PAPER_NAMES = {"calmqa": "CaLMQA", "nativqa": "NativQA"}
 
 STYLE = """
 .calmqa-claims { font-size: 14px; max-width: 100%%; }
@@ -149,11 +149,13 @@ def _counts(rows: pl.DataFrame) -> str:
     return f"{rows.height:,} claim{'s' if rows.height != 1 else ''}: {', '.join(parts)}"
 
 
-def claims_browser(table: pl.DataFrame, links: dict[tuple[str, str], str], caption: str) -> Table:
+def claims_browser(
+    table: pl.DataFrame, links: dict[tuple[str, str], str], caption: str, name: str | None = None
+) -> Table:
     """The claims of `table` (one row each, with `paper`, `item`, `status` and the columns of `SHOWN`)
     folded by paper item, with a filter per facet column and a search (see the module's docstring).
     `links` give each (paper, item) its address on arXiv; a claim's `source` links to its figures CSV
-    (`export.figures_link`)."""
+    (`export.figures_link`); `name`, the table's files (`tables.save`), when it was saved."""
     digest = hashlib.sha256(table.write_csv().encode()).hexdigest()[:12]
     root_id = f"calmqa-claims-{digest}"
     shown = [c for c in SHOWN if c in table.columns]
@@ -172,9 +174,9 @@ def claims_browser(table: pl.DataFrame, links: dict[tuple[str, str], str], capti
     for facet in facets:
         values = ordered[facet].drop_nulls().unique(maintain_order=True).to_list()
         options = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
-        name = facet.replace("_", " ").capitalize()
+        heading = facet.replace("_", " ").capitalize()
         parts.append(
-            f'<label>{name} <select data-facet="{facet}"><option value="">all</option>{options}</select></label>'
+            f'<label>{heading} <select data-facet="{facet}"><option value="">all</option>{options}</select></label>'
         )
     parts += [
         '<label>Search <input type="search" placeholder="item, row, column, number, note"></label>',
@@ -225,6 +227,8 @@ def claims_browser(table: pl.DataFrame, links: dict[tuple[str, str], str], capti
         "</table></div>",
         f"<script>{SCRIPT % {'id': json.dumps(root_id), 'folded': json.dumps(FOLDED)}}</script>",
     ]
+    if name:
+        parts.append(files_line(name, ("csv", "tex")))
     return Table("\n".join(parts), table.height)
 
 

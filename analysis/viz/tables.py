@@ -315,6 +315,10 @@ SPECS: dict[str, Spec] = {
         values={"question_type": QUESTION_TYPE_LABELS},
     ),
     "*_beside_paper": _BESIDE_PAPER,
+    "appendix_c1_fully_identified_languages": Spec(
+        "Appendix C.1: the languages whose every culturally specific question is identified as its own language",
+        labels={"n_languages": "Languages", "languages": "Which"},
+    ),
     "table13_identification_accuracy": Spec(
         "Table 13: culturally specific questions identified as their own language (%), with 95% Wilson intervals",
         labels={
@@ -605,7 +609,7 @@ SPECS: dict[str, Spec] = {
     ),
     # 10 language identification
     "goals": Spec(
-        "The goals of issue 19, measured",
+        "The goals set for the new engine, measured",
         labels={"goal": "Goal", "of": "Over", "measured": "Measured", "threshold": "Goal", "met": "Met"},
         decimals={"measured": 1},
     ),
