@@ -24,12 +24,12 @@ import polars as pl
 
 from ..core import paths
 from ..io import paper
+from ..io.paper import PAPER_NAMES
 
 NOT_IN_RELEASE = "not in the release"
 STATUSES = ("exact", "within rounding", "differs", NOT_IN_RELEASE)
 # A claim whose value could not be read has this status; it always fails.
 NO_VALUE = "no value"
-PAPER_NAMES = {"calmqa": "CaLMQA", "nativqa": "NativQA"}
 # Half a unit, with room for binary floating point: 0.115 may be stored as 0.11499999.
 _TOLERANCE = 1e-9
 

@@ -32,6 +32,7 @@ COLUMNS = (
     "reason",
 )
 PAPERS = ("calmqa", "nativqa")
+PAPER_NAMES = {"calmqa": "CaLMQA", "nativqa": "NativQA"}
 EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
 # The printed text: a number with an optional qualifier (`∼64k`, `>90%`), sign, thousands separators,
 # and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`).

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from ..analyses import paper_items
-from ..analyses.paper_check import PAPER_NAMES
 from ..core import files
+from ..io.paper import PAPER_NAMES
 from ..viz import export
 from . import provenance
 

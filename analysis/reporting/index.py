@@ -117,7 +117,8 @@ def headline(records: dict[str, dict]) -> str:
         "in 23 languages, answered by 8 language models and rated by native speakers), regenerated from its "
         f"released data, with the published NativQA results beside them: {len(records)} reports, one per "
         "notebook. Each says which paper figure or table it reproduces, shows the paper's value beside "
-        f"the suite's where the paper prints one, and says where the release lacks the data.</p>{reading}</div>"
+        f"the suite's where the paper prints one, and says where the release lacks the data. How each is "
+        f'computed: <a href="{METHODS_PAGE}">the methods</a>.</p>{reading}</div>'
     )
 
 

@@ -21,7 +21,7 @@ import re
 
 import polars as pl
 
-from ..analyses.paper_check import PAPER_NAMES
+from ..io.paper import PAPER_NAMES
 from .export import figures_link, files_line
 from .tables import Table, _markdown_inline
 from .theme import CLAIM_STATUS_COLOURS
