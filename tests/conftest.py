@@ -108,7 +108,8 @@ def tiny_database(tmp_path_factory, language_id_model) -> Path:
 
 @pytest.fixture(scope="session")
 def chromium():
-    """Debian's headless Chromium, driven over the DevTools protocol (`reporting.browser`)."""
+    """Debian's headless Chromium, driven over the DevTools protocol (`reporting.browser`), shared by the
+    browser tests."""
     try:
         browser.chromium_path()
     except browser.BrowserError as exc:

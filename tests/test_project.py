@@ -2,6 +2,8 @@
 
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 from analysis.core import paths
 
@@ -65,3 +67,22 @@ def test_make_help_groups_the_targets_for_using_and_for_maintaining_the_suite():
     documented = re.findall(r"^([a-z-]+):.*## ", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
     listed = re.findall(r"^  make ([a-z-]+) ", out, re.MULTILINE)
     assert sorted(listed) == sorted(documented), "every documented target listed once"
+
+
+def test_changelog_fragments_are_named_by_issue_and_type_and_build():
+    """Every fragment in changes/ is `<issue>.<type>.md` (or `+<name>.<type>.md`), and towncrier gathers
+    each into the next section of the changelog."""
+    fragments = [p for p in (ROOT / "changes").iterdir() if p.name != "README.md"]
+    bad = [
+        p.name for p in fragments if not re.fullmatch(r"(\d+|\+[a-z0-9-]+)\.(added|changed|fixed|removed)\.md", p.name)
+    ]
+    assert not bad, f"changelog fragments not named <issue>.<type>.md: {bad}"
+    draft = subprocess.run(
+        [str(Path(sys.executable).parent / "towncrier"), "build", "--draft", "--version", "next"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for fragment in fragments:
+        assert fragment.read_text(encoding="utf-8").strip()[:60] in draft, fragment.name

@@ -179,7 +179,9 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
         "sets the latest figures beside those measured before the work on speed (issue 18). Each run replaces the "
         'rows it measured and keeps the others, with their commit: `BENCH_ARGS="--scales 1"` runs the snapshot '
         "only, `--scales 1 50 --build-only` the database builds, `--figures-only` the cold `make figures` "
-        "(with the per-notebook breakdown Papermill's and the kernel's timings give). A measurement, not a test.",
+        "(with the per-notebook breakdown Papermill's and the kernel's timings give), `--validation-only` the "
+        "validation of an answers file of 100,000 rows, each a new model (every check of an import, linear in "
+        "the rows since issue 27; `analysis/io/bench.py` writes the file). A measurement, not a test.",
     )
     lines.extend(
         [

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..analyses import paper_items
 from ..core import files
+from ..core.text import inert
 from ..io.paper import PAPER_NAMES
 from ..viz import export
 from . import provenance
@@ -129,7 +130,7 @@ def table_of_contents(body: str) -> str:
         return ""
 
     def link(anchor: str, text: str) -> str:
-        return f'<a href="#{html.escape(anchor)}">{html.escape(text)}</a>'
+        return f'<a href="#{inert(anchor, "html")}">{inert(text, "html")}</a>'
 
     items = []
     for anchor, text, subsections in sections:
@@ -163,10 +164,10 @@ def sidebar(name: str, body: str, reports: list[tuple[str, str]], items: list[tu
         previous = names[position - 1] if position > 0 else None
         following = names[position + 1] if position + 1 < len(names) else None
         pager = [
-            f'<a rel="prev" href="{html.escape(previous)}.html">&larr; {html.escape(labels[previous])}</a>'
+            f'<a rel="prev" href="{inert(previous, "html")}.html">&larr; {inert(labels[previous], "html")}</a>'
             if previous
             else "<span></span>",
-            f'<a rel="next" href="{html.escape(following)}.html">{html.escape(labels[following])} &rarr;</a>'
+            f'<a rel="next" href="{inert(following, "html")}.html">{inert(labels[following], "html")} &rarr;</a>'
             if following
             else "<span></span>",
         ]
@@ -174,7 +175,7 @@ def sidebar(name: str, body: str, reports: list[tuple[str, str]], items: list[tu
     parts.append(table_of_contents(body))
     if items:
         links = "".join(
-            f'<li><a href="{html.escape(url)}">{html.escape(PAPER_NAMES.get(paper, paper))} {html.escape(item)} '
+            f'<li><a href="{inert(url, "html")}">{inert(PAPER_NAMES.get(paper, paper), "html")} {inert(item, "html")} '
             "on arXiv</a></li>"
             for paper, item, url in items
         )
@@ -184,7 +185,7 @@ def sidebar(name: str, body: str, reports: list[tuple[str, str]], items: list[tu
     parts.append(f'<p><a href="{METHODS_PAGE}">Methods: how each report is computed</a></p>')
     if reports:
         entries = "".join(
-            f'<li><a href="{html.escape(n)}.html"{" aria-current=page" if n == name else ""}>{html.escape(label)}</a></li>'
+            f'<li><a href="{inert(n, "html")}.html"{" aria-current=page" if n == name else ""}>{inert(label, "html")}</a></li>'
             for n, label in reports
         )
         parts.append(f'<div class="calmqa-all-reports"><strong>Reports</strong><ol>{entries}</ol></div>')
@@ -203,7 +204,7 @@ def link_methods(body: str) -> str:
     def link(match: re.Match) -> str:
         section = match.group(2)
         anchor = f"#{methods_anchor(section)}" if section else ""
-        words = html.escape(match.group(1).lstrip(", ")) if match.group(1) else "the methods"
+        words = inert(match.group(1).lstrip(", "), "html") if match.group(1) else "the methods"
         return f'<a href="{METHODS_PAGE}{anchor}">the methods page{", " + words if match.group(1) else ""}</a>'
 
     return _METHODS_MENTION.sub(link, body)
@@ -220,7 +221,7 @@ def link_files(body: str, html_path: Path, figures_root: Path) -> str:
     relative = Path(os.path.relpath(Path(figures_root).resolve(), Path(html_path).resolve().parent)).as_posix()
     return re.sub(
         rf'{export.FIGURES_LINK}="([^"]*)"',
-        lambda m: f'href="{html.escape(relative)}/{m.group(1)}"',
+        lambda m: f'href="{inert(relative, "html")}/{m.group(1)}"',
         body,
     )
 

@@ -26,7 +26,6 @@ every chart it is given, the click's observer is attached again each time (`_dra
 chosen cell is a variable of the chart (`theme.CHOSEN`), set without redrawing it.
 """
 
-import html
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from .. import store
 from ..analyses import dimensions
 from ..analyses.scores import TOO_FEW_ANSWERS
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
+from ..core.text import inert
 from ..core.vocabulary import QUESTION_TYPE_LABELS, UNRELIABLE_LANGUAGES
 from ..stats import intervals
 from ..viz import export, heatmap, theme
@@ -388,8 +388,8 @@ def _shorten(text: str | None, limit: int) -> str:
 def _text_block(label: str, text: str | None, css: str = "calmqa-text") -> str:
     # dir="auto": Arabic, Hebrew and Pashto text runs right to left within its own block.
     return (
-        f'<div><div class="calmqa-label">{html.escape(label)}</div>'
-        f'<div class="{css}" dir="auto">{html.escape(text or "")}</div></div>'
+        f'<div><div class="calmqa-label">{inert(label, "html")}</div>'
+        f'<div class="{css}" dir="auto">{inert(text or "", "html")}</div></div>'
     )
 
 
@@ -415,8 +415,8 @@ CSS = f"""<style>
 
 
 def _badge(text: str, kind: str, explanation: str = "") -> str:
-    title = f' title="{html.escape(explanation)}"' if explanation else ""
-    return f'<span class="calmqa-badge calmqa-badge-{kind}"{title}>{html.escape(text)}</span>'
+    title = f' title="{inert(explanation, "html")}"' if explanation else ""
+    return f'<span class="calmqa-badge calmqa-badge-{kind}"{title}>{inert(text, "html")}</span>'
 
 
 def verdict_badges(answer: dict, has_surface: bool) -> list[str]:
@@ -449,7 +449,7 @@ def verdict_badges(answer: dict, has_surface: bool) -> list[str]:
 
 def _answer_card(answer: dict, has_surface: bool, chosen: bool) -> str:
     classes = "calmqa-answer" + (f" {CHOSEN_CLASS}" if chosen else "")
-    title = html.escape(answer["model_name"]) + (" · <em>chosen model</em>" if chosen else "")
+    title = inert(answer["model_name"], "html") + (" · <em>chosen model</em>" if chosen else "")
     parts = [
         f'<div class="{classes}"><div class="calmqa-label">{title}</div>',
         f'<div class="calmqa-meta">{answer["n_bytes"]:,} bytes</div>',
@@ -483,7 +483,7 @@ def question_html(rows: pl.DataFrame, has_surface: bool, chosen_model: str | Non
         for a in ordered.iter_rows(named=True)
     ]
     return (
-        f'<div class="calmqa-question"><div class="calmqa-meta">{html.escape(meta)}</div>'
+        f'<div class="calmqa-question"><div class="calmqa-meta">{inert(meta, "html")}</div>'
         f'<div class="calmqa-question-texts">{"".join(texts)}</div>'
         f'<div class="calmqa-answers">{"".join(cards)}</div></div>'
     )
@@ -521,22 +521,22 @@ def cell_sentence(answers: pl.DataFrame, filters: Filters, metric: Metric, n_que
     """What the comparison shows, in words: the chosen model, language and question type, the chosen
     model's value of the metric over them, and how many questions have a failing answer."""
     chosen = [
-        f"<strong>{html.escape(filters.model)}</strong>" if filters.model else "every model",
-        html.escape(filters.language) if filters.language else "every language",
-        html.escape(QUESTION_TYPE_LABELS.get(filters.question_type, filters.question_type)) + " questions"
+        f"<strong>{inert(filters.model, 'html')}</strong>" if filters.model else "every model",
+        inert(filters.language, "html") if filters.language else "every language",
+        inert(QUESTION_TYPE_LABELS.get(filters.question_type, filters.question_type), "html") + " questions"
         if filters.question_type
         else "both question types",
     ]
     sentence = f"Chosen: {', '.join(chosen)}. {n_questions:,} questions"
     if metric.fails_when is not None:
-        whose = f"{html.escape(filters.model)}'s answer" if filters.model else "an answer"
-        sentence += f", {n_failing:,} of them where {whose} {html.escape(metric.failure)}"
+        whose = inert(filters.model, "html") + "'s answer" if filters.model else "an answer"
+        sentence += f", {n_failing:,} of them where {whose} {inert(metric.failure, 'html')}"
     if filters.model and filters.language and filters.question_type:
         cells = metric_cells(answers.filter(pl.col("model_name") == filters.model), metric)
         if cells.height == 1:
             cell = cells.row(0, named=True)
             if cell["status"]:
-                sentence += f"; the cell: {html.escape(cell['status'])}"
+                sentence += f"; the cell: {inert(cell['status'], 'html')}"
             elif cell["value"] is not None:
                 unit = "%" if metric.kind == "share" else " bytes"
                 sentence += f"; the cell: {cell['value']:,.0f}{unit} of {cell['n_answers']:,} answers"

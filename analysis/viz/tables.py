@@ -16,13 +16,13 @@ escaped (great_tables escapes cell text; the few formatters here escape their ow
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from ..analyses.dimensions import MODEL_DISPLAY_NAMES
+from ..core.text import inert
 from ..core.vocabulary import QUESTION_TYPE_LABELS
 
 MISSING = "–"
@@ -728,7 +728,7 @@ def _markdown_inline(text: str) -> str:
     """Escaped text with Markdown's `code`, **bold** and *italics* as HTML (notes of the claims registry)."""
     if text is None:
         return ""
-    text = html.escape(text)
+    text = inert(text, "html")
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
     text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
     return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", text)
@@ -771,7 +771,7 @@ def _link_html(value) -> str:
     if value is None:
         return ""
     url, text = value.split(_LINK, 1)
-    return f'<a href="{html.escape(url)}">{html.escape(text)}</a>'
+    return f'<a href="{inert(url, "html")}">{inert(text, "html")}</a>'
 
 
 def _link_latex(value) -> str:
@@ -784,7 +784,7 @@ def _link_latex(value) -> str:
 def _p_value(value) -> str:
     if value is None:
         return ""
-    return html.escape("< 0.001" if value < 0.001 else f"{value:.3f}")
+    return inert("< 0.001" if value < 0.001 else f"{value:.3f}", "html")
 
 
 def _p_value_latex(value) -> str:
@@ -912,8 +912,8 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     """`frame` as a table for people, following the spec of `name` (the CSV it is saved as)."""
     table, title, spec = _table(frame, name, caption, "html")
     if table is None:
-        words = html.escape(title or "This table")
-        return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {html.escape(spec.empty)}.</p>', 0)
+        words = inert(title or "This table", "html")
+        return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {inert(spec.empty, "html")}.</p>', 0)
     return Table(_offline(table.as_raw_html()), frame.height)
 
 
