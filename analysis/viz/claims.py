@@ -15,12 +15,12 @@ is rendered as in the other tables.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 
 import polars as pl
 
+from ..core.text import inert
 from ..io.paper import PAPER_NAMES
 from .export import figures_link, files_line
 from .tables import Table, _markdown_inline
@@ -135,11 +135,11 @@ def _badge_css() -> str:
 
 
 def _status_badge(status: str, failing: bool, expected: str | None) -> str:
-    text = html.escape(status)
+    text = inert(status, "html")
     if failing and expected:
-        text += f" (expected: {html.escape(expected)})"
+        text += f" (expected: {inert(expected, 'html')})"
     classes = "calmqa-status" + (" calmqa-failing" if failing else "")
-    return f'<span class="{classes}" data-status="{html.escape(status)}">{text}</span>'
+    return f'<span class="{classes}" data-status="{inert(status, "html")}">{text}</span>'
 
 
 def _counts(rows: pl.DataFrame) -> str:
@@ -173,7 +173,7 @@ def claims_browser(
     ]
     for facet in facets:
         values = ordered[facet].drop_nulls().unique(maintain_order=True).to_list()
-        options = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+        options = "".join(f'<option value="{inert(v, "html")}">{inert(v, "html")}</option>' for v in values)
         heading = facet.replace("_", " ").capitalize()
         parts.append(
             f'<label>{heading} <select data-facet="{facet}"><option value="">all</option>{options}</select></label>'
@@ -184,27 +184,27 @@ def claims_browser(
         '<button type="button" data-fold-all="close">Fold every item</button>',
         f'<span class="calmqa-claims-count" data-total="{table.height}">{table.height:,} claims</span>',
         "</div>",
-        f"<table><caption>{html.escape(caption)}</caption><thead><tr>{''.join(f'<th scope=col>{h}</th>' for h in header)}"
+        f"<table><caption>{inert(caption, 'html')}</caption><thead><tr>{''.join(f'<th scope=col>{h}</th>' for h in header)}"
         "</tr></thead>",
     ]
     group = 0
     for (paper,), by_paper in ordered.group_by(["paper"], maintain_order=True):
         paper_name = PAPER_NAMES.get(paper, paper)
         parts.append(
-            f'<tbody class="calmqa-paper" data-paper="{html.escape(paper)}"><tr><th colspan="{n_columns}" scope="rowgroup">'
-            f"{html.escape(paper_name)}</th></tr></tbody>"
+            f'<tbody class="calmqa-paper" data-paper="{inert(paper, "html")}"><tr><th colspan="{n_columns}" scope="rowgroup">'
+            f"{inert(paper_name, 'html')}</th></tr></tbody>"
         )
         items = sorted(by_paper["item"].unique().to_list(), key=_natural)
         for item in items:
             rows = by_paper.filter(pl.col("item") == item).sort("_position")
             url = links.get((paper, item))
-            link = f' <a class="calmqa-arxiv" href="{html.escape(url)}">on arXiv ↗</a>' if url else ""
+            link = f' <a class="calmqa-arxiv" href="{inert(url, "html")}">on arXiv ↗</a>' if url else ""
             parts.append(
-                f'<tbody class="calmqa-item" data-paper="{html.escape(paper)}" data-item="{html.escape(item)}">'
+                f'<tbody class="calmqa-item" data-paper="{inert(paper, "html")}" data-item="{inert(item, "html")}">'
                 f'<tr class="calmqa-item-head"><th colspan="{n_columns}" scope="rowgroup">'
-                f'<button type="button" class="calmqa-fold" aria-expanded="false">{html.escape(paper_name)} '
-                f"{html.escape(item)}</button>{link}"
-                f'<span class="calmqa-counts">{html.escape(_counts(rows))}</span></th></tr>'
+                f'<button type="button" class="calmqa-fold" aria-expanded="false">{inert(paper_name, "html")} '
+                f"{inert(item, 'html')}</button>{link}"
+                f'<span class="calmqa-counts">{inert(_counts(rows), "html")}</span></th></tr>'
             )
             # One reason row for the claims of a status that share it, then those claims.
             notes = (
@@ -248,15 +248,17 @@ def _claim_row(
         if column == "status":
             cells.append(_status_badge(value, failing, claim.get("expect")))
         else:
-            cells.append(html.escape("" if value is None else str(value)))
+            cells.append(inert("" if value is None else str(value), "html"))
     if has_source:
         source = claim.get("source") or ""
         cells.append(figures_link(f"{source}.csv", f"{source.split('/')[-1]}.csv", "calmqa-source") if source else "")
     searched = " ".join(str(v) for k, v in claim.items() if k not in ("_position", "ok") and v is not None)
     attributes = "".join(
-        f' data-{facet}="{html.escape(str(claim.get(facet) or ""))}"' for facet in facets if facet != "status"
+        f' data-{facet}="{inert(str(claim.get(facet) or ""), "html")}"' for facet in facets if facet != "status"
     )
     return (
-        f'<tr class="calmqa-claim" data-status="{html.escape(claim["status"])}" data-group="{group}"{attributes}'
-        f' data-text="{html.escape(f"{item} {searched}".lower())}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        f'<tr class="calmqa-claim" data-status="{inert(claim["status"], "html")}" data-group="{group}"{attributes}'
+        f' data-text="{inert(f"{item} {searched}".lower(), "html")}">'
+        + "".join(f"<td>{c}</td>" for c in cells)
+        + "</tr>"
     )

@@ -11,7 +11,6 @@ figure's SVG depends on its spec alone, not on what the kernel drew before it.
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ..core.text import inert
 from ..core.timings import timed
 from ..io.records import write_csv_for_people
 from . import print_pdf
@@ -46,8 +46,8 @@ FILE_LABELS = {"csv": "CSV", "svg": "SVG", "pdf": "PDF (print)", "png": "PNG", "
 
 def figures_link(path: str, text: str, css: str = "") -> str:
     """A link to `path` (under the figures folder: `NOTEBOOK/NAME.csv`) showing `text`, for a report."""
-    classes = f' class="{html.escape(css)}"' if css else ""
-    return f'<a{classes} {FIGURES_LINK}="{html.escape(path)}">{html.escape(text)}</a>'
+    classes = f' class="{inert(css, "html")}"' if css else ""
+    return f'<a{classes} {FIGURES_LINK}="{inert(path, "html")}">{inert(text, "html")}</a>'
 
 
 def files_line(name: str, extensions: tuple[str, ...]) -> str:
@@ -57,7 +57,7 @@ def files_line(name: str, extensions: tuple[str, ...]) -> str:
     if not notebook:
         return ""
     links = " · ".join(figures_link(f"{notebook}/{name}.{e}", FILE_LABELS[e]) for e in extensions)
-    return f'<p class="calmqa-files">Files of <code>{html.escape(name)}</code>: {links}</p>'
+    return f'<p class="calmqa-files">Files of <code>{inert(name, "html")}</code>: {links}</p>'
 
 
 def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str) -> alt.TopLevelMixin:
