@@ -591,18 +591,19 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
 
 
 def engine_accuracy_heatmap(cells: pl.DataFrame, languages: list[str], engines: list[str]) -> alt.Chart:
-    """Notebook 10: the % of held-out release texts each engine identified, by language."""
+    """Notebook 10: the % of held-out release texts each engine identified, by language: engines as rows,
+    languages as columns, as the model x language heatmaps (a page wide and a few rows tall in print)."""
     return heatmap(
         cells,
-        x="engine",
-        y="language_label",
+        x="language_label",
+        y="engine",
         value="pct",
         title="% of held-out release texts identified, by engine",
         value_title="% identified",
         better="higher",
         domain=PERCENT_DOMAIN,
         value_format=".0f",
-        x_order=engines,
-        y_order=languages,
+        x_order=languages,
+        y_order=engines,
         tooltip=["language", "engine", "n_texts", "pct"],
     )
