@@ -328,7 +328,13 @@ SPECS: dict[str, Spec] = {
     "beside_paper": _BESIDE_PAPER,
     "appendix_c1_fully_identified_languages": Spec(
         "Appendix C.1: the languages whose every culturally specific question is identified as its own language",
-        labels={"n_languages": "Languages", "languages": "Which"},
+        labels={
+            "n_languages": "Languages",
+            "languages": "Which",
+            "lowest_other_pct": "Lowest of the others (%)",
+            "lowest_other_language": "Its language",
+        },
+        decimals={"lowest_other_pct": 1},
     ),
     "table13_identification_accuracy": Spec(
         "Table 13: culturally specific questions identified as their own language (%), with 95% Wilson intervals",
