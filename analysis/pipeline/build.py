@@ -7,8 +7,12 @@ identification of every question; the verdicts in all 23 languages; the NativQA 
 (`pipeline.checks`). Every stage runs over imported rows as over the release's, so a rebuild keeps
 everything an import added.
 
+The surface and language_id_all stages run on the build's workers (`pipeline.executors`): worker
+processes forked from this one, or with `dask` a Dask cluster; the tables are the same to the byte.
+
 The database is written to a temporary file that replaces the previous one only when every stage and
-check succeeded (`store.create`): a failed or killed build leaves it byte-identical.
+check succeeded (`store.create`): a failed or killed build, or one whose cluster cannot be reached or
+goes away, leaves it byte-identical.
 """
 
 import contextlib
@@ -20,7 +24,7 @@ from ..core import paths
 from ..core.errors import CheckFailed
 from ..io import nativqa as nativqa_files
 from ..io import release
-from . import checks, imports, language_verdicts, nativqa, surface
+from . import checks, executors, imports, language_verdicts, nativqa, surface
 from .release import load_release
 
 
@@ -31,11 +35,13 @@ def build(
     nativqa_folder: Path | str = paths.NATIVQA,
     imports_folder: Path | str | None = None,
     progress: bool | None = True,
+    dask: str | None = None,
 ) -> dict:
     """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
     release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
-    `imports_folder` (by default the one beside `db_path`); returns the row count per table, the number
-    of imports replayed, and the seconds of the build and of each stage."""
+    `imports_folder` (by default the one beside `db_path`), the verdict stages on the Dask cluster `dask`
+    names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the number of
+    imports replayed, and the seconds of the build and of each stage."""
     source, db_path = Path(source), Path(db_path)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
     started = time.monotonic()
@@ -47,11 +53,12 @@ def build(
         yield
         stage_seconds[name] = round(time.monotonic() - begun, 2)
 
-    # The NativQA tables are read and validated first: a problem in them stops the build at once.
+    # The NativQA tables and the n-gram engine are read and checked first: a problem stops the build at once.
     nativqa_frames = nativqa_files.read_folder(nativqa_folder)
-    # The worker processes of the surface and language_id_all stages are forked next, while the process
-    # holds little memory and no database (see `surface.verdict_workers`).
-    with surface.verdict_workers() as workers, store.create(db_path) as con:
+    models = executors.VerdictModels.read()
+    # The workers of the surface and language_id_all stages are started next: forked while this process
+    # holds little memory and no database (`executors.start`), or the cluster reached before anything is written.
+    with executors.start(models, dask=dask) as workers, store.create(db_path) as con:
         if verify:
             with stage("checksums"):
                 release.verify(source)
@@ -64,9 +71,9 @@ def build(
         with stage("imports"):
             replayed = imports.replay(con, imports_folder)
         with stage("surface"):
-            surface.write_tables(con, workers=workers)
+            surface.write_tables(con, workers)
         with stage("language_id_all"):
-            language_verdicts.write_tables(con, workers=workers)
+            language_verdicts.write_tables(con, workers)
         with stage("nativqa"):
             nativqa.write_tables(con, nativqa_folder, nativqa_frames)
         with stage("checks"):

@@ -20,7 +20,7 @@ from ..core import files, paths
 from ..core.errors import Problems
 from ..io import imports, ingest, records
 from ..io.imports import KINDS, KeptImport
-from . import language_verdicts, surface
+from . import executors, language_verdicts, surface
 
 WHAT = {"answers": "answers", "metrics": "answers' metrics", "questions": "questions"}
 
@@ -288,10 +288,12 @@ def _record(con: duckdb.DuckDBPyConnection, entry: KeptImport, summary: ImportSu
 
 
 def import_file(
-    kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None
+    kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None, dask: str | None = None
 ) -> ImportSummary:
     """Validate the file, apply it to the database with the verdicts of what it adds or changes, and keep
-    it beside the database when it changed anything (`make import-answers|metrics|questions`)."""
+    it beside the database when it changed anything (`make import-answers|metrics|questions`). The
+    verdicts of the answers it adds or changes are computed on worker processes forked here, or with
+    `dask` on the Dask cluster it names (`local:N` or `tcp://host:port`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
     path, db_path = Path(path), Path(db_path)
@@ -306,8 +308,9 @@ def import_file(
         with writing.modifying() as con:
             applied = APPLY[kind](con, incoming, path)
             if applied.answer_ids:
-                surface.refresh_answers(con, applied.answer_ids)
-                language_verdicts.refresh(con, applied.answer_ids)
+                with executors.start(executors.VerdictModels.read(), dask=dask) as workers:
+                    surface.refresh_answers(con, applied.answer_ids, workers)
+                    language_verdicts.refresh(con, applied.answer_ids, workers)
             if applied.question_ids:
                 surface.refresh_questions(con, applied.question_ids)
             if applied.summary.changes_anything:
