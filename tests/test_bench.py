@@ -125,12 +125,16 @@ def test_the_build_on_a_cluster_is_set_beside_the_build_of_the_same_run(bench, m
     monkeypatch.setattr(bench, "commit", lambda: "abc1234")
     none = paths.ROOT / "no-such-file.json"
 
-    def build(stage, seconds, driver, surface):
-        detail = {"driver_peak_mib": driver, "stage_seconds": {"surface": surface, "language_id_all": 30.0}}
+    def build(stage, seconds, driver, surface, release_peak, surface_peak):
+        detail = {
+            "driver_peak_mib": driver,
+            "stage_seconds": {"release": 60.0, "surface": surface, "language_id_all": 30.0},
+            "stage_peak_mib": {"release": release_peak, "surface": surface_peak, "language_id_all": 500},
+        }
         return row(stage, 50, seconds, tree_peak_mib=1500, detail=detail)
 
-    pool = build("database build (all stages)", 200.0, 1400, 90.0)
-    on_cluster = build(bench.dask_build("local:2"), 250.0, 700, 130.0)
+    pool = build("database build (all stages)", 200.0, 1400, 90.0, 1400, 1100)
+    on_cluster = build(bench.dask_build("local:2"), 250.0, 1300, 130.0, 1300, 700)
     # Rows of another run (another measurement time) are not compared.
     later = bench.merge([on_cluster], none)
     later[0]["measured"] = "2099-01-01T00:00+00:00"
@@ -141,10 +145,15 @@ def test_the_build_on_a_cluster_is_set_beside_the_build_of_the_same_run(bench, m
     assert [r["stage"] for r in results] == ["database build (all stages)", "database build (all stages), DASK=local:2"]
     table = bench.cluster_comparison(results)
     assert table[2] == (
-        "| x50 | local:2 | 200.0 | 250.0 | 0.80 | 90.0 / 130.0 | 30.0 / 30.0 | 1,400 / 700 | 1,500 / 1,500 "
-        "| 0.5 -> 0.7 | abc1234 |"
+        "| x50 | local:2 | 200.0 | 250.0 | 0.80 | 90.0 / 130.0 | 30.0 / 30.0 | 1,100 / 700 | 1,400 / 1,300 "
+        "| 1,500 / 1,500 | 0.5 -> 0.7 | abc1234 |"
     )
-    assert "a speed-up of 0.80 (slower on the cluster)" in table[-1] and "700 MiB on the cluster" in table[-1]
+    summary = table[-1]
+    assert "a speed-up of 0.80 (slower on the cluster)" in summary
+    assert "the driver's peak memory was 700 MiB (target: under 1,024 MiB), against 1,100 MiB" in summary
+    assert "Over the whole build it was 1,300 MiB, set by the release stage (1,300 MiB)" in summary
     before_after = "\n".join(bench.before_after(results))
     assert "| database build at x50 on local:2 |  | 250.0 s against 200.0 s on the forked processes" in before_after
-    assert "speed-up 0.80), driver's peak 700 MiB" in before_after
+    assert (
+        "(speed-up 0.80); driver's peak 700 MiB in the stages on the cluster, 1,300 MiB over the build" in before_after
+    )

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from .. import schema, store
-from ..core import paths
+from ..core import paths, timings
 from ..core.errors import CheckFailed
 from ..io import nativqa as nativqa_files
 from ..io import release
@@ -41,17 +41,21 @@ def build(
     release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
     `imports_folder` (by default the one beside `db_path`), the verdict stages on the Dask cluster `dask`
     names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the number of
-    imports replayed, and the seconds of the build and of each stage."""
+    imports replayed, the seconds of the build and of each stage, and this process's peak memory in each
+    stage (MiB; without the worker processes)."""
     source, db_path = Path(source), Path(db_path)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
     started = time.monotonic()
     stage_seconds: dict[str, float] = {}
+    stage_peak_mib: dict[str, int | None] = {}
 
     @contextlib.contextmanager
     def stage(name: str):
         begun = time.monotonic()
+        timings.reset_peak_memory()
         yield
         stage_seconds[name] = round(time.monotonic() - begun, 2)
+        stage_peak_mib[name] = timings.peak_memory_mib()
 
     # The NativQA tables and the n-gram engine are read and checked first: a problem stops the build at once.
     nativqa_frames = nativqa_files.read_folder(nativqa_folder)
@@ -86,4 +90,5 @@ def build(
         "imports": len(replayed),
         "seconds": round(time.monotonic() - started, 1),
         "stage_seconds": stage_seconds,
+        "stage_peak_mib": stage_peak_mib,
     }

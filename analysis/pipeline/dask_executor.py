@@ -24,12 +24,15 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 
 import distributed
+from dask import config as dask_config
 from distributed.versions import required_packages, scheduler_relevant_packages
 
 from ..core.errors import Failure, WorkerRefused
 
 # How long the driver tries to reach the scheduler, and waits for it to have a worker.
 CONNECT_SECONDS = 10
+# Dask warns when the tasks sent at once exceed this size (10 MB by default); a batch's are below it.
+GRAPH_WARNING = "1GiB"
 # Where to read how to start a cluster.
 HOW_TO = "docs/performance.md, section On a cluster"
 
@@ -185,10 +188,13 @@ def connect(
 
         def map_unordered(function: Callable, items: Iterable) -> Iterator:
             try:
-                # Named after the function (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
-                futures = client.map(
-                    functools.partial(_run, token, function), list(items), key=function.__name__, pure=False
-                )
+                # A batch's texts travel inside its tasks, tens of MB, on purpose: data scattered to a worker
+                # would die with it, and its chunk could not be run again. Named after the function
+                # (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
+                with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
+                    futures = client.map(
+                        functools.partial(_run, token, function), list(items), key=function.__name__, pure=False
+                    )
             except OSError as exc:
                 raise Failure(
                     f"the Dask scheduler at {dask} went away during the build ({exc}); nothing was written"

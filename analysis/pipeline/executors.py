@@ -73,6 +73,11 @@ class VerdictModels:
         """Load every model into this process's caches (done once per worker process)."""
         identifier(self.langid_engine)
         tokenizer.quicktok_o200k()
+        self.load_engine()
+
+    def load_engine(self) -> None:
+        """Load the n-gram engine, which the chunks name by its key only, into this process's cache (the
+        other models load on first use)."""
         if self.engine_file is not None and self.engine_key not in _engines:
             _engines[self.engine_key] = language_id_all.Engine.from_bytes(self.engine_file, "the driver's model")
 
@@ -155,9 +160,10 @@ def start(models: VerdictModels, dask: str | None = None, processes: int = PROCE
         with dask_executor.connect(dask, models.load, identity) as (map_unordered, parallelism, where):
             yield Workers(map_unordered, models, parallelism, where)
         return
-    models.load()
     if processes > 1:
+        models.load()
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             yield Workers(pool.imap_unordered, models, processes, f"{processes} processes")
     else:
+        models.load_engine()
         yield Workers(map, models, 1, "this process")

@@ -1,7 +1,7 @@
 """The verdicts of the language identification for all 23 languages (`pipeline.language_id_all`) on
 every model answer: table `answer_language_all`. The paper pipeline's verdict is read from
 `answer_surface`, so this stage runs after the surface stage. An answer to a question in one of the
-four languages the paper leaves out is judged by the n-gram engine (on the build's worker processes);
+four languages the paper leaves out is judged by the n-gram engine (on the build's workers, `executors`);
 every other answer keeps the pipeline's verdict, copied in SQL without reading its text."""
 
 import collections
@@ -110,7 +110,8 @@ def _add_verdicts(con: duckdb.DuckDBPyConnection, workers: Workers, answer_ids: 
     ) as bar:
         for start in range(0, len(judged), BATCH_ANSWERS):
             answers = con.sql(JUDGED_ANSWERS_SQL, params={"answer_ids": judged[start : start + BATCH_ANSWERS]}).pl()
-            pending.append((answers, workers.map_unordered(_part_verdicts, _parts(workers.models.engine_key, answers))))
+            parts = workers.map_unordered(_part_verdicts, _parts(workers.models.engine_key, answers))
+            pending.append((answers.drop("text"), parts))  # the chunks carry the texts
             if len(pending) > 1:
                 store_next()
         while pending:

@@ -395,7 +395,9 @@ def write_tables(
     with _started(workers, processes) as workers, _bar(len(answer_ids), "surface verdicts", workers) as bar:
         for start in range(0, len(answer_ids), BATCH_SIZE):
             answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()
-            pending.append((answers, workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers))))
+            parts = workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers))
+            # The chunks carry the texts: only what `_verdicts` joins waits here.
+            pending.append((answers.drop("text"), parts))
             if len(pending) > 1:
                 append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
         while pending:

@@ -247,8 +247,8 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "worker, or that goes away during the build ends it with one message naming its address, exit "
             "status 2, and the previous database byte-identical.",
             "",
-            "`make bench` builds each synthetic release on `DASK=local:2` right after building it on the forked "
-            "processes, on the same machine and in the same run, and sets the two side by side: the ratio of the "
+            "`make bench` builds the snapshot and each synthetic release on `DASK=local:2` right after building it "
+            "on the forked processes, on the same machine and in the same run, and sets the two side by side: the ratio of the "
             "times, each verdict stage, and the driver's own peak memory (its largest resident set, without the "
             "workers'). Here the cluster's two workers run on the same two cores as the two forked processes, so "
             "the comparison shows what Dask costs on one machine (starting the cluster, loading the models in "
