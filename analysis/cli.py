@@ -104,6 +104,7 @@ def _expected_counts(args) -> int:
     from .pipeline import checks
 
     with store.connect(args.db) as con:
+        store.check_schema(con, Path(args.db))
         if con.execute("SELECT count(*) FROM applied_imports").fetchall()[0][0]:
             raise Failure(
                 f"{args.db} holds imports; the expected counts are those of the release alone: "
@@ -184,7 +185,7 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--imports",
         help="the kept imports to replay (default: the folder beside the database, "
-        "e.g. data/calmqa-imports for data/calmqa.duckdb)",
+        "e.g. data/calmqa.duckdb-imports for data/calmqa.duckdb)",
     )
     build.add_argument(
         "--no-verify",
@@ -305,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted; nothing was written", file=sys.stderr)
         return INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the error boundary: every error becomes one message
+        if _interrupted(exc):
+            print("error: interrupted; nothing was written", file=sys.stderr)
+            return INTERRUPTED
         message, status = describe(exc)
         if args.debug:
             traceback.print_exc()
@@ -315,6 +319,12 @@ def main(argv: list[str] | None = None) -> int:
 def printable(text: str) -> str:
     """`text` with what cannot be written as UTF-8 (a lone surrogate of a name that is not UTF-8) escaped."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _interrupted(exc: Exception) -> bool:
+    """Ctrl-C while DuckDB was working: DuckDB raises its own exception for the interruption."""
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(exc, duckdb.InterruptException)
 
 
 def describe(exc: Exception) -> tuple[str, int]:

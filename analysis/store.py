@@ -4,9 +4,16 @@ database (the build), or, `writing` an existing one (an import), read it to vali
 then modify a copy of it. Both hold the database's lock, so that two writers take turns, and both
 first remove what a killed write left beside the database.
 
-A database path that is a folder, or a file that is not a DuckDB database, is refused with a
-`StorageError` naming it (a build never replaces such a file), as is a database that cannot be read
-or written (a full disk, a read-only folder): the reason the operating system or DuckDB gives.
+Every database path goes through `resolve` first: a symbolic link is followed (the file it names is
+the one read and replaced), and a path that is a folder, a special file (a device, a FIFO, a socket)
+or, for a write, a read-only file is refused with a `StorageError` naming it and the reason, as is a
+file that is not a DuckDB database (a build never replaces such a file), a DuckDB database of another
+schema (for an import), and a database that cannot be read or written (a full disk, a read-only
+folder): the reason the operating system or DuckDB gives.
+
+A write-ahead log (`<database>.wal`) that another writer left beside the database holds committed
+changes: a write checkpoints it into the database first (DuckDB's own crash-safe checkpoint), and
+refuses, naming it, a log DuckDB cannot apply or a database another program has open.
 
 `from analysis import store; con = store.connect(db_path)` is how notebooks open it. When the
 environment names a file in `READS_VARIABLE` (a report's run does: `reporting.provenance`), `connect`
@@ -18,7 +25,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -26,7 +34,7 @@ import polars as pl
 
 from .core import errors, files, paths
 from .core.errors import StorageError
-from .schema import Table
+from .schema import TABLES, Table
 
 # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool. At 50x the snapshot
 # a larger pool made the build no faster, only larger (the pool is most of the build's memory besides
@@ -37,12 +45,37 @@ _MAGIC, _MAGIC_AT = b"DUCK", 8
 READS_VARIABLE = "CALMQA_DATABASE_READS"
 
 
+def resolve(db_path: Path | str, writing: bool = False) -> Path:
+    """The database file that `db_path` names, symbolic links followed (a write replaces the file a link
+    names, not the link). Refused with the reason: a folder, a special file (a device, a FIFO, a socket),
+    a link that loops, and, when `writing`, a read-only file (a write would replace it with a writable one)."""
+    db_path = Path(db_path)
+    try:
+        resolved = Path(os.path.realpath(db_path, strict=False))
+        info = resolved.stat()
+    except FileNotFoundError:
+        return resolved
+    except OSError as exc:  # a loop of links, a part of the path that is a file, permissions
+        raise StorageError(db_path, f"cannot be used as a database: {errors.reason(exc)}") from None
+    shown = db_path if resolved == db_path.absolute() else f"{db_path} (-> {resolved})"
+    if stat.S_ISDIR(info.st_mode):
+        raise StorageError(shown, "is a folder, not a database: name a .duckdb file")
+    special = files.special_kind(info.st_mode)
+    if special is not None:
+        raise StorageError(shown, f"is {special}, not a database file: name a .duckdb file")
+    if writing and not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise StorageError(
+            shown,
+            "is read-only (no write permission), so it is not changed: make it writable "
+            "(chmod u+w) to write it, or name another file",
+        )
+    return resolved
+
+
 def _kind(db_path: Path) -> str:
-    """`missing`, `folder`, `duckdb` or `other` (a file that is not a DuckDB database)."""
+    """`missing`, `duckdb` or `other` (a file that is not a DuckDB database), of a resolved path."""
     if not db_path.exists():
         return "missing"
-    if db_path.is_dir():
-        return "folder"
     try:
         with open(db_path, "rb") as handle:
             header = handle.read(_MAGIC_AT + len(_MAGIC))
@@ -56,15 +89,60 @@ def _existing(db_path: Path) -> None:
     kind = _kind(db_path)
     if kind == "missing":
         raise StorageError(db_path, "no database here: build it with `make db` (DB= for another path)")
-    if kind == "folder":
-        raise StorageError(db_path, "is a folder, not a database: name a .duckdb file")
     if kind == "other":
         raise StorageError(db_path, "is not a DuckDB database")
 
 
+def write_ahead_log(db_path: Path) -> Path:
+    """Where DuckDB keeps the changes not yet checkpointed into `db_path`."""
+    return db_path.with_name(db_path.name + ".wal")
+
+
+def _checkpoint_log(db_path: Path) -> None:
+    """Checkpoint a write-ahead log left beside the database into it (what DuckDB does when it opens
+    the database for writing; crash-safe: the log stays until its changes are in the file), so that a
+    copy of the file holds every committed change and no log is left for an older file. Refuses a log
+    DuckDB cannot apply, and a database another program has open."""
+    log = write_ahead_log(db_path)
+    if not log.exists():
+        return
+    try:
+        with duckdb.connect(str(db_path)) as con:
+            con.execute("CHECKPOINT")
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise StorageError(
+                db_path,
+                "is open in another program, so the write-ahead log beside it cannot be checkpointed into it; "
+                f"close it there and run again ({exc})",
+            ) from None
+        raise StorageError(
+            log,
+            "is a write-ahead log that DuckDB cannot apply to the database beside it (it was written for "
+            f"another version of that file): the database was not changed; move the log away and run again ({exc})",
+        ) from None
+
+
+def check_schema(con: duckdb.DuckDBPyConnection, db_path: Path) -> None:
+    """Refuse a DuckDB database that is not this suite's, or is of another version of its schema."""
+    found = {
+        (table, column)
+        for table, column in con.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall()
+    }
+    missing = [f"{t.name}.{c}" for t in TABLES for c in t.column_names() if (t.name, c) not in found]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5:,} more" if len(missing) > 5 else "")
+        raise StorageError(
+            db_path,
+            f"is a DuckDB database of another schema, or of an older version of this suite's (it has no "
+            f"{shown}): an import writes only a database this version built; build one with `make db` "
+            "(DB= for another path)",
+        )
+
+
 def connect(db_path: Path | str = paths.DATABASE) -> duckdb.DuckDBPyConnection:
     """A read-only connection, as every notebook uses: many readers may share the file."""
-    db_path = Path(db_path)
+    db_path = resolve(db_path)
     _existing(db_path)
     reads = os.environ.get(READS_VARIABLE)
     try:
@@ -135,6 +213,8 @@ def _written(db_path: Path, tmp: Path, copy: bool) -> Iterator[duckdb.DuckDBPyCo
             con.execute("SET enable_progress_bar = false")  # long writes draw their own
             yield con
             con.execute("CHECKPOINT")
+        if db_path.exists():
+            shutil.copymode(db_path, tmp)  # the replacement keeps the permissions of the file it replaces
     except (duckdb.IOException, duckdb.OutOfMemoryException, duckdb.FatalException) as exc:
         # (DuckDB reports a full disk as any of these, depending on what it was writing.)
         full = f"{errors.DISK_FULL}: " if "No space left on device" in str(exc) else ""
@@ -144,25 +224,34 @@ def _written(db_path: Path, tmp: Path, copy: bool) -> Iterator[duckdb.DuckDBPyCo
             raise
         raise StorageError(db_path, f"could not be written (nothing was changed): {errors.reason(exc)}") from None
     finally:
-        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        write_ahead_log(tmp).unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
-def create(db_path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection to a new, empty database that replaces `db_path` only if the block succeeds.
+def create(db_path: Path | str, then: Callable[[Path], None] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection to a new, empty database that replaces `db_path` only if the block
+    succeeds; `then(path)` runs once it has, still under the database's lock.
 
-    A file at `db_path` that is not a DuckDB database is never replaced."""
-    db_path = Path(db_path)
-    if _kind(db_path) == "folder":
-        raise StorageError(db_path, "is a folder, not a database: name a .duckdb file")
+    A file at `db_path` that is not a DuckDB database is never replaced. The path is `resolve`d: a
+    link's file is replaced, and a special or read-only file is refused."""
+    db_path = resolve(db_path, writing=True)
     if _kind(db_path) == "other" and db_path.stat().st_size:
         raise StorageError(
             db_path,
             "is not a DuckDB database, and a build replaces only a database: name another file, or remove this one",
         )
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(db_path), files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=False) as con:
-        yield con
+    with _locked(db_path):
+        if _kind(db_path) == "duckdb":
+            _checkpoint_log(db_path)  # so that a killed build leaves the old database whole, log included
+        with files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=False) as con:
+            yield con
+        if then is not None:
+            then(db_path)
+
+
+class _Unchanged(Exception):
+    """Raised inside `Writing.modifying` to drop the copy: the database is left as it is."""
 
 
 class Writing:
@@ -172,39 +261,58 @@ class Writing:
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
+        self.replaced = False
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
         try:
             with connect(self.db_path) as con:
+                check_schema(con, self.db_path)
                 yield con
         except duckdb.IOException as exc:  # a damaged file may open, and fail when read
             raise StorageError(self.db_path, f"cannot be read: {exc}") from None
 
     @contextlib.contextmanager
     def modifying(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-write connection to a copy of the database that replaces it only if the block succeeds:
-        a write that fails, or is killed, leaves the database byte-identical."""
-        with files.atomic_write(self.db_path) as tmp, _written(self.db_path, tmp, copy=True) as con:
-            yield con
+        """A read-write connection to a copy of the database that replaces it only if the block succeeds
+        and did not call `unchanged`: a write that fails, is killed, or changes nothing leaves the
+        database byte-identical (and its time too, so that nothing made from it looks stale)."""
+        _checkpoint_log(self.db_path)
+        try:
+            with files.atomic_write(self.db_path) as tmp, _written(self.db_path, tmp, copy=True) as con:
+                yield con
+        except _Unchanged:
+            return
+        self.replaced = True
+
+    def unchanged(self) -> None:
+        """Inside `modifying`: drop the copy, the database stays as it was."""
+        raise _Unchanged
 
 
 @contextlib.contextmanager
 def writing(db_path: Path | str = paths.DATABASE) -> Iterator[Writing]:
-    """Hold the lock of the existing database `db_path` for a `Writing` (an import)."""
-    db_path = Path(db_path)
+    """Hold the lock of the existing database `db_path` (`resolve`d: a link's file is written, a special
+    or read-only file refused) for a `Writing` (an import)."""
+    db_path = resolve(db_path, writing=True)
     _existing(db_path)
     with _locked(db_path):
         yield Writing(db_path)
 
 
 def copy(source: Path | str, target: Path | str) -> Path:
-    """Copy the database `source` to `target`, as a write of `target`: under its lock, atomically."""
-    source, target = Path(source), Path(target)
+    """Copy the database `source` (with the changes of a write-ahead log beside it) to `target`, as a
+    write of `target`: under its lock, atomically."""
+    source, target = resolve(source), resolve(target, writing=True)
     _existing(source)
     if _kind(target) not in ("missing", "duckdb"):
         raise StorageError(target, "is not a DuckDB database, and a copy replaces only a database")
     target.parent.mkdir(parents=True, exist_ok=True)
     with _locked(target), files.atomic_write(target) as tmp:
         shutil.copyfile(source, tmp)
+        log = write_ahead_log(source)
+        if log.exists():
+            shutil.copyfile(log, write_ahead_log(tmp))
+            with _written(target, tmp, copy=False):
+                pass  # opening the copy applies the log; the block's end checkpoints it
     return target

@@ -50,6 +50,9 @@ BEFORE = {
     "database build x50": "411.0 s, peak 2,906 MiB",
     "release stage x1 -> x50": "1.8 s -> 127.5 s (71x)",
 }
+# Before issue 27: the validation of 100,000 answers of 100,000 new models at commit a17987e (the quadratic
+# scan of `_check_identities`), measured on this 2-core machine while other work ran.
+BEFORE_VALIDATION = "1,794 s (load 15.8 -> 7.2)"
 # The figures run's upstream products: made by `make db` and `make language-id-eval`, not by `make figures`
 # (`-o`: present and not remade in the copy of the project).
 LANGUAGE_ID_EVALUATION = "build/language_id_all/evaluation"
@@ -177,6 +180,26 @@ def import_stage(db_path: Path, folder: Path) -> list[str]:
     )
 
 
+# The validation of an answers file whose every row is a model of its own (issue 27: a scan of every row
+# for each model made it quadratic).
+NEW_MODELS = 100_000
+VALIDATION_STAGE = f"validate {NEW_MODELS:,} answers of {NEW_MODELS:,} new models"
+
+
+def validation_stage(db_path: Path, folder: Path) -> list[str]:
+    """Read and validate (`pipeline.imports.read`, every check of an import, nothing written) an answers
+    file of NEW_MODELS rows, each a new model; the file is written first, untimed by the stage's own clock."""
+    return python_stage(
+        f"import time; from pathlib import Path; from analysis import store; from analysis.core.errors import Problems; "
+        f"from analysis.io import bench; from analysis.pipeline import imports; f = Path({str(folder)!r}); "
+        f"f.mkdir(exist_ok=True); path = bench.write_new_model_answers(f / 'many.csv', {NEW_MODELS}); "
+        f"con = store.connect({str(db_path)!r}); problems = Problems(); started = time.perf_counter(); "
+        "frame = imports.read('answers', path, con, problems); seconds = time.perf_counter() - started; "
+        "assert not problems.items and frame['model'].n_unique() == frame.height; "
+        "print(json.dumps({'rows': frame.height, 'validate_seconds': round(seconds, 2)}))"
+    )
+
+
 def repeat(
     label: str, scale: int, args: list[str], runs: int, results: list, cwd: Path = ROOT, before=None
 ) -> list[dict]:
@@ -278,6 +301,11 @@ def main() -> None:
         help="only the database build at each scale (e.g. --scales 1 50 --build-only)",
     )
     only.add_argument("--figures-only", action="store_true", help="only a cold `make figures` (the snapshot)")
+    only.add_argument(
+        "--validation-only",
+        action="store_true",
+        help=f"only the {VALIDATION_STAGE} (against the project's database, `make db`)",
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs per stage at the snapshot's size")
     parser.add_argument("--runs-scaled", type=int, default=1, help="runs per stage at larger scales")
     parser.add_argument(
@@ -293,7 +321,9 @@ def main() -> None:
     work = Path(args.work or tempfile.mkdtemp(prefix="calmqa-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        for scale in [] if args.figures_only else args.scales:
+        if args.validation_only:
+            repeat(VALIDATION_STAGE, 1, validation_stage(paths.DATABASE, work / "validation"), args.runs, results)
+        for scale in [] if args.figures_only or args.validation_only else args.scales:
             runs = args.runs if scale == 1 else args.runs_scaled
             print(f"scale x{scale}", file=sys.stderr)
             if scale == 1:
@@ -357,10 +387,11 @@ def main() -> None:
                         runs,
                         results,
                     )
+                    repeat(VALIDATION_STAGE, scale, validation_stage(db_path, work / "validation"), runs, results)
             if scale > 1:
                 shutil.rmtree(source, ignore_errors=True)
             db_path.unlink(missing_ok=True)
-        if args.figures_only or (1 in args.scales and not args.build_only):
+        if args.figures_only or (1 in args.scales and not args.build_only and not args.validation_only):
             measure(["make", "--no-print-directory", "setup"])  # so that the copy never re-installs .venv
             figures_section(make_tree_copy(work / "tree"), args.runs, results)
     finally:
@@ -552,8 +583,20 @@ def before_after(results: list[dict]) -> list[str]:
             "<= 55x",
         )
     )
+    validation = _row(results, VALIDATION_STAGE)
+    rows.append(
+        (
+            f"{VALIDATION_STAGE} (issue 27)",
+            BEFORE_VALIDATION,
+            f"{validation['detail']['validate_seconds']:.1f} s validating, {validation['median_seconds']:.1f} s with "
+            f"the file's writing and the process's start; {_when(validation)}"
+            if validation and validation.get("detail")
+            else pending("--validation-only"),
+            "< 10 s",
+        )
+    )
     return [
-        "| measure | before (issue 18) | now | target |",
+        "| measure | before (issue 18; issue 27 for the validation) | now | target |",
         "|---|---|---|---|",
         *(f"| {' | '.join(row)} |" for row in rows),
     ]

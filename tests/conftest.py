@@ -106,6 +106,19 @@ def tiny_database(tmp_path_factory, language_id_model) -> Path:
     return db
 
 
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's headless Chromium, network off (`reporting.browser`), shared by the browser tests."""
+    from analysis.reporting import browser
+
+    try:
+        browser.chromium_path()
+    except browser.BrowserError as exc:
+        pytest.fail(f"{exc}; `make setup` installs it")
+    with browser.Chromium() as chrome:
+        yield chrome
+
+
 @pytest.fixture
 def con(database):
     connection = store.connect(database)

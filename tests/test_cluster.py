@@ -434,4 +434,4 @@ def test_make_passes_dask_to_the_build_and_the_import_quoted(tmp_path):
             text=True,
             env=env,
         )
-        assert done.returncode == 0 and "--dask 'tcp://scheduler:8786'" in done.stdout, done.stdout + done.stderr
+        assert done.returncode == 0 and "--dask='tcp://scheduler:8786'" in done.stdout, done.stdout + done.stderr

@@ -10,8 +10,9 @@ import duckdb
 import pytest
 from tiny_release import write_release
 
-from analysis import schema, store
+from analysis import cli, schema, store
 from analysis.core.errors import InputError
+from analysis.io import records
 from analysis.pipeline.build import build
 
 
@@ -132,12 +133,22 @@ def test_killed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
 
 
 @pytest.mark.slow
-def test_a_ten_megabyte_answer(tmp_path, language_id_model):
+def test_an_answer_at_the_text_limit_builds_and_one_over_it_is_refused(tmp_path, language_id_model, capsys):
     source = write_release(tmp_path / "release", gzip_files=False)
     path = source / "datasets" / "dataset-specific-german.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["entries"][0]["answers"][1]["translations"]["German"]["text"] = "Wort " * 2_000_000
+    answer = data["entries"][0]["answers"][1]["translations"]["German"]
+    answer["text"] = ("Wort " * (records.MAX_FIELD // 5 + 1))[: records.MAX_FIELD]
     path.write_text(json.dumps(data), encoding="utf-8")
     build(source, tmp_path / "big.duckdb", verify=False)
     with store.connect(tmp_path / "big.duckdb") as con:
-        assert con.execute("SELECT max(n_bytes) FROM answers").fetchone()[0] == 10_000_000
+        assert con.execute("SELECT max(n_bytes) FROM answers").fetchone()[0] == records.MAX_FIELD
+    before = _digest(tmp_path / "big.duckdb")
+    answer["text"] += "!"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    status = cli.main(["build-db", "--source", str(source), "--db", str(tmp_path / "big.duckdb"), "--no-verify"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert "answer 1 (german:0:language.german:claude opus), field 'translations.German.text'" in err
+    assert "is 1,048,577 characters long; a text field has at most 1,048,576 characters" in err
+    assert _digest(tmp_path / "big.duckdb") == before

@@ -8,7 +8,7 @@ import pytest
 
 from analysis import store
 from analysis.core import paths
-from analysis.core.errors import InputError, Problems
+from analysis.core.errors import InputError
 from analysis.pipeline import imports
 
 EXAMPLES = paths.DATA / "examples"
@@ -255,16 +255,3 @@ def test_malformed_answers_are_refused_together(copy, tmp_path):
         in message
     )
     assert _digest(copy) == before
-
-
-def test_a_large_answer_file_is_streamed(copy, tmp_path):
-    """100,000 rows are read and validated in one pass; only a compact table is kept."""
-    path = tmp_path / "big.csv"
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("question,language,model,answer\n")
-        for i in range(100_000):
-            fh.write(f"german:0,German,bulk-{i},Antwort {i}\n")
-    with store.connect(copy) as con:
-        problems = Problems()
-        frame = imports.read("answers", path, con, problems)
-    assert not problems.items and frame.height == 100_000

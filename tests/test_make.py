@@ -135,11 +135,11 @@ def test_a_notebook_and_the_files_it_reads(project):
 
 def test_figures_for_another_database_go_to_their_own_folder(project):
     out = plan(project, "DB=data/other.duckdb", "OUT=second/")
-    runs = re.findall(r"-m analysis run-notebook (\S+) --db (\S+) (.*)", out)
+    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*)", out)
     assert sorted(name for name, _, _ in runs) == NOTEBOOKS
-    assert {(db, rest.strip()) for _, db, rest in runs} == {("data/other.duckdb", "--out second/")}
+    assert {(db, rest.strip()) for _, db, rest in runs} == {("data/other.duckdb", "--out=second/")}
     assert "-m analysis index --reports second/reports --figures second/figures" in out
-    assert "--db data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
+    assert "--db=data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
 
 
 def test_each_output_folder_is_rebuilt_on_its_own(project):
@@ -157,7 +157,7 @@ def test_each_output_folder_is_rebuilt_on_its_own(project):
         os.utime(project / name, (3_000_000 + age, 3_000_000 + age))
     try:
         assert rebuilt(project, variables=second) == set()
-        assert "--out second" in plan(project, "OUT=second", "-Wnotebooks/07_nativqa_results.ipynb")
+        assert "--out=second" in plan(project, "OUT=second", "-Wnotebooks/07_nativqa_results.ipynb")
         after_07 = {"07_nativqa_results", "08_paper_reproduction", "index"}
         assert rebuilt(project, "notebooks/07_nativqa_results.ipynb", variables=second) == after_07
         assert rebuilt(project, "notebooks/07_nativqa_results.ipynb") == after_07

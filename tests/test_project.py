@@ -2,6 +2,8 @@
 
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 from analysis.core import paths
 
@@ -53,3 +55,22 @@ def test_make_lab_runs_as_root():
     ).stdout
     command = next(line for line in out.splitlines() if "jupyter lab" in line)
     assert ("--allow-root" in command) == (os.geteuid() == 0)
+
+
+def test_changelog_fragments_are_named_by_issue_and_type_and_build():
+    """Every fragment in changes/ is `<issue>.<type>.md` (or `+<name>.<type>.md`), and towncrier gathers
+    each into the next section of the changelog."""
+    fragments = [p for p in (ROOT / "changes").iterdir() if p.name != "README.md"]
+    bad = [
+        p.name for p in fragments if not re.fullmatch(r"(\d+|\+[a-z0-9-]+)\.(added|changed|fixed|removed)\.md", p.name)
+    ]
+    assert not bad, f"changelog fragments not named <issue>.<type>.md: {bad}"
+    draft = subprocess.run(
+        [str(Path(sys.executable).parent / "towncrier"), "build", "--draft", "--version", "next"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for fragment in fragments:
+        assert fragment.read_text(encoding="utf-8").strip()[:60] in draft, fragment.name

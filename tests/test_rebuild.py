@@ -110,7 +110,7 @@ def test_a_changed_kept_file_stops_the_build_and_keeps_the_database(tmp_path, ti
     before = _digest(db_path)
     kept = paths.imports_folder(db_path) / "0001" / "answers.csv"
     kept.write_text(kept.read_text(encoding="utf-8").replace("Antwort", "Frage"), encoding="utf-8")
-    with pytest.raises(InputError, match=r"manifest.csv, line 2, field 'sha256': the kept file .* has changed"):
+    with pytest.raises(InputError, match=r"calmqa.duckdb, import 1, field 'sha256': the kept file .* has changed"):
         build(source, db_path, verify=False, progress=False)
     assert _digest(db_path) == before
 
@@ -123,7 +123,7 @@ def test_a_database_copied_without_its_imports_cannot_be_imported_into(tmp_path,
     shutil.copy(db_path, bare)
     metrics = tmp_path / "metrics.csv"
     metrics.write_text("question,language,model,relevant\ngerman:0,German,kept-model,yes\n", encoding="utf-8")
-    with pytest.raises(InputError, match="does not keep the imports 1, 2 that the database holds"):
+    with pytest.raises(InputError, match="does not keep the imports 1, 2 that it lists"):
         imports.import_file("metrics", metrics, bare)
     copied = imports.copy_database(db_path, tmp_path / "copied" / "calmqa.duckdb")
     assert imports.import_file("metrics", metrics, copied).kept == paths.imports_folder(copied) / "0003"

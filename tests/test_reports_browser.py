@@ -21,22 +21,12 @@ from tiny_release import write_release
 
 from analysis.core import files, paths
 from analysis.pipeline.build import build
-from analysis.reporting import browser, provenance, run
+from analysis.reporting import provenance, run
 
 NOTEBOOK_NAMES = run.notebook_names()
 XSS_SCRIPT = "<script>window.__calmqa_xss = 'script'</script>"
 XSS_IMG = "<img src=x onerror=\"window.__calmqa_xss = 'img'\">"
 PAYLOAD = f"Payload {XSS_SCRIPT} and {XSS_IMG} end"
-
-
-@pytest.fixture(scope="session")
-def chromium():
-    try:
-        browser.chromium_path()
-    except browser.BrowserError as exc:
-        pytest.fail(f"{exc}; `make setup` installs it")
-    with browser.Chromium() as chrome:
-        yield chrome
 
 
 def _chart_views_state(chrome, session) -> dict:

@@ -416,7 +416,9 @@ def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_datab
 def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(metrics_database, tmp_path):
     # Auto-collected questions without model answers: still nothing to compare them with.
     out, page = _run("06_collection_comparison", metrics_database, tmp_path)
-    assert "The compared score is **overall score S**" in page and "**auto-collected** has no answers" in page
+    assert (
+        "The compared score is **overall score S**" in page and "<strong>auto-collected</strong> has no answers" in page
+    )
     by_language = pl.read_csv(out / "tests_by_language.csv")
     assert set(by_language["group_b"]) == {"culturally agnostic"} and by_language["ks_d"].null_count() == 0
     assert set(by_language["test"]) == {"two-sample Kolmogorov-Smirnov test"}
@@ -431,12 +433,12 @@ def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(met
 
 def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers_database, tmp_path):
     out, page = _run("06_collection_comparison", auto_answers_database, tmp_path)
-    assert "The compared score is **overall score S**" in page and "Compared: **human-collected**" in page
+    assert "The compared score is **overall score S**" in page and "Compared: <strong>human-collected</strong>" in page
     by_language = pl.read_csv(out / "tests_by_language.csv")
     german = by_language.filter(pl.col("language") == "German").row(0, named=True)
     assert german["n_b"] == 36 and german["ks_d"] is not None
     with store.connect(auto_answers_database) as con:
-        answers = scores.answer_scores(con).filter(pl.col("language") == "German")
+        answers = scores.answer_scores(con, imported_questions=True).filter(pl.col("language") == "German")
     human = answers.filter((pl.col("collection") == "human") & (pl.col("question_type") == "specific"))[
         "s"
     ].drop_nulls()

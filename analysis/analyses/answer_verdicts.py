@@ -7,10 +7,11 @@ omissions by model (Figures 18 to 23; their counts are the paper's Tables 25 to 
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..stats import intervals
 from . import dimensions, human_evaluation
 
-ENGLISH_SQL = """
+ENGLISH_SQL = f"""
 SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
        count(*) AS n_answers,
        count(s.detected_language) FILTER (NOT s.provider_error) AS n_with_language,
@@ -20,7 +21,7 @@ JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE q.language <> 'English'
+WHERE q.language <> 'English' AND {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY model, l.resource_level, q.language, q.question_type
 """
@@ -43,21 +44,23 @@ def english_answer_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def english_summary(cells: pl.DataFrame) -> str:
-    """Which models answer in English most often, in words."""
+    """Which models answer in English most often, in words (over the models with a language verdict)."""
     by_model = (
         cells.group_by("model")
         .agg(pl.col("n_english").sum(), pl.col("n_with_language").sum())
+        # (a model whose every answer here is a provider error has no share to rank)
+        .filter(pl.col("n_with_language") > 0)
         .with_columns(pct=100 * pl.col("n_english") / pl.col("n_with_language"))
-        .sort("pct", descending=True)
+        .sort("pct", "model", descending=[True, False])
     )
-    if by_model.is_empty() or by_model["n_with_language"].sum() == 0:
+    if by_model.is_empty():
         return "The database has no answer with a language verdict to a question in another language than English."
     top, bottom = by_model.row(0, named=True), by_model.row(-1, named=True)
     total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()
     return (
         f"Of the answers to questions in the 22 languages other than English, **{total:.1f}%** are in English. "
-        f"{top['model']} answers in English most often ({top['pct']:.1f}% of its answers), "
-        f"{bottom['model']} least often ({bottom['pct']:.1f}%)."
+        f"{inert(top['model'])} answers in English most often ({top['pct']:.1f}% of its answers), "
+        f"{inert(bottom['model'])} least often ({bottom['pct']:.1f}%)."
     )
 
 

@@ -11,7 +11,10 @@ The paper's pipeline cannot identify Balochi, Hiligaynon, Kirundi and Papiamento
 (`core.vocabulary.UNRELIABLE_LANGUAGES`): their answers have no language verdict (`language_correct`
 and `surface_ok` are NULL in `answer_surface`). Counts keep the detector's raw verdict for them
 (`LANGUAGE_CORRECT_OR_RAW`, `SURFACE_OK_OR_RAW`); cells show them as not identified and aggregates
-leave them out unless asked, and their labels carry a dagger. Where the identification for all 23
+leave them out unless asked, and their labels carry a dagger.
+
+The paper's tables and figures read the release's questions only (`from_release`): imports add models
+beside the paper's and never change a number the paper prints. Where the identification for all 23
 languages decides for them instead (notebook 10, or notebook 03 with `language_identification = "all"`),
 their labels carry a double dagger: beyond the paper.
 """
@@ -34,14 +37,40 @@ SURFACE_OK_OR_RAW = "coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repet
 # The paper's models by display name, in its order (imported models follow them, `model_order`).
 PAPER_MODELS = [m.display_name for m in MODELS]
 MODEL_DISPLAY_NAMES = {m.model: m.display_name for m in MODELS}
+# A model x language chart draws this many models at most, so that its rows stay legible however many are
+# imported: the release's models, then the imported ones that answered the most (`drawn_models`); its CSV
+# has every model's rows.
+MAX_DRAWN_MODELS = 20
 # The facets of every chart split by question type, and the rows of every table, in the paper's order.
 QUESTION_TYPE_ORDER = list(QUESTION_TYPES)
 RESOURCE_LEVEL_ORDER = list(RESOURCE_LEVELS)
 
 
+def from_release(alias: str = "q") -> str:
+    """SQL: the row of the table `alias` (questions, answers or models) is the release's, not imported
+    (`import_position`). The paper's tables and figures are computed over the release's questions, so
+    that an import never changes a number the paper prints: imported models add rows of their own, and
+    imported questions count only where a report says so (06's comparison of collections)."""
+    return f"{alias + '.' if alias else ''}import_position IS NULL"
+
+
 def is_unreliable(language: str = "q.language") -> str:
     """SQL: the language in the column `language` is one whose identification is unreliable."""
     return f"{language} IN ({', '.join(repr(name) for name in sorted(UNRELIABLE_LANGUAGES))})"
+
+
+def drawn_models(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_MODELS) -> list[str]:
+    """The display names of the models a model x language chart draws, in `model_order`: the release's
+    models, then the imported models with the most answers (ties by name), `limit` in all."""
+    ranked = [
+        r[0]
+        for r in con.sql(
+            "SELECT m.display_name FROM models m LEFT JOIN answers a USING (model) "
+            "GROUP BY m.display_name, m.import_position "
+            "ORDER BY m.import_position IS NOT NULL, count(a.answer_id) DESC, m.display_name"
+        ).fetchall()
+    ][:limit]
+    return [m for m in model_order(con) if m in ranked]
 
 
 def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -66,15 +95,17 @@ def language_labels(con: duckdb.DuckDBPyConnection, all_identified: bool = False
 
 @dataclass(frozen=True)
 class Orders:
-    """The axes of a model x language chart: models in the paper's order, languages (and their labels,
-    as `language_labels` gives them) by resource level, the first low-resource language (where the
-    charts draw the line between the groups), and the question types in the paper's order."""
+    """The axes of a model x language chart: models in the paper's order (and those it draws,
+    `drawn_models`: None draws all), languages (and their labels, as `language_labels` gives them) by
+    resource level, the first low-resource language (where the charts draw the line between the
+    groups), and the question types in the paper's order."""
 
     models: list[str]
     languages: list[str]
     labels: list[str]
     first_low_resource: str | None = None
     question_types: tuple[str, ...] = QUESTION_TYPES
+    drawn: list[str] | None = None
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> Orders:
@@ -83,7 +114,9 @@ class Orders:
             r[0]
             for r in con.sql("SELECT language FROM languages WHERE resource_level = 'low' ORDER BY language").fetchall()
         ]
-        return cls(model_order(con), list(labels), list(labels.values()), low[0] if low else None)
+        return cls(
+            model_order(con), list(labels), list(labels.values()), low[0] if low else None, drawn=drawn_models(con)
+        )
 
     def label(self, language: str) -> str:
         return self.labels[self.languages.index(language)]

@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from ..core import vocabulary
+from ..core.text import inert
 from ..stats import r_models
 from ..stats.intervals import z_value
 from . import dimensions
@@ -398,14 +399,14 @@ def summary(
         (row["level_a"], row["level_b"]) if row["estimate"] > 0 else (row["level_b"], row["level_a"])
         for row in significant.iter_rows(named=True)
     ]
-    preferred = "; ".join(f"{a} over {b}" for a, b in ordered_pairs) or "none"
+    preferred = "; ".join(f"{inert(a)} over {inert(b)}" for a, b in ordered_pairs) or "none"
     qt = coefficient_table(question_type_fit).row(0, named=True)
     top = r2.filter(pl.col("predictor") != INTERACTION).row(0, named=True)
     interaction = r2.filter(pl.col("predictor") == INTERACTION).row(0, named=True)
     return (
         f"**{len(table)} ratings** by {table['annotator'].n_unique()} annotators in {table['language'].n_unique()} "
-        f"languages. {best['model']} has the highest mean rating ({best['rating']:.2f} of 5), "
-        f"{worst['model']} the lowest ({worst['rating']:.2f}). "
+        f"languages. {inert(best['model'])} has the highest mean rating ({best['rating']:.2f} of 5), "
+        f"{inert(worst['model'])} the lowest ({worst['rating']:.2f}). "
         f"Pairwise contrasts of the model CLMM ({adjustment_name(model_contrasts['adjust'][0])}-adjusted, "
         f"p < 0.05) prefer: {preferred}. "
         f"{qt['sentence']} "

@@ -9,7 +9,7 @@ from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from . import dimensions, surface
 
 # Per model, language and question type: the counts that need a language verdict, from this table.
-LANGUAGE_COUNTS_SQL = """
+LANGUAGE_COUNTS_SQL = f"""
 SELECT m.display_name AS model, q.language, q.question_type,
        count(*) FILTER (i.language_correct) AS n_correct_language,
        count(*) FILTER (NOT s.provider_error AND NOT s.repetition AND i.language_correct) AS n_surface_ok
@@ -18,6 +18,7 @@ JOIN answer_surface s USING (answer_id)
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 """
 

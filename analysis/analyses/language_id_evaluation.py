@@ -11,6 +11,7 @@ much of the UDHR in three of them it recognises (out-of-domain recall).
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..core.vocabulary import NEIGHBOURS
 from ..core.vocabulary import UNRELIABLE_LANGUAGES as TARGETS
 
@@ -419,12 +420,12 @@ def summary(goals_table: pl.DataFrame, meta: dict) -> str:
     missed = goals_table.filter(~pl.col("met"))
     lines = [
         f"Cross-validated over {meta['folds']} folds split by question (seed {meta['seed']}), the new engine identifies "
-        + ", ".join(f"{r['language']} {r['measured']:.1f}%" for r in rows("held-out accuracy"))
+        + ", ".join(f"{inert(r['language'])} {r['measured']:.1f}%" for r in rows("held-out accuracy"))
         + " of the held-out human-written release texts of the four languages the paper leaves out; the other 19 "
         f"languages keep the paper pipeline's verdicts. The most neighbour text taken for one of the four is "
-        f"{worst['measured']:.1f}% ({worst['of']}, taken for {worst['language']}).",
+        f"{worst['measured']:.1f}% ({worst['of']}, taken for {inert(worst['language'])}).",
         *[
-            f"{r['language']}: the new verdicts agree with the annotators' language labels on {r['measured']:.1f}% of "
+            f"{inert(r['language'])}: the new verdicts agree with the annotators' language labels on {r['measured']:.1f}% of "
             f"{r['of']}."
             for r in rows("agreement with the annotators")
         ],

@@ -6,6 +6,7 @@ import duckdb
 import polars as pl
 
 from .. import store
+from ..core.text import inert
 from ..io.nativqa import (
     BASE_MODEL,
     FINE_TUNED_MODEL,
@@ -334,20 +335,20 @@ def summary(
     if judged.height:
         best, worst = judged.row(0, named=True), judged.row(-1, named=True)
         sentences.append(
-            f"Averaged over the regions, **{best['model']}** gets the best GPT-4o-judge score "
-            f"({best['gpt4o_judge_1to10']:.2f} of 10) and {worst['model']} the worst ({worst['gpt4o_judge_1to10']:.2f})."
+            f"Averaged over the regions, **{inert(best['model'])}** gets the best GPT-4o-judge score "
+            f"({best['gpt4o_judge_1to10']:.2f} of 10) and {inert(worst['model'])} the worst ({worst['gpt4o_judge_1to10']:.2f})."
         )
         regions = ranked(region_avg, "gpt4o_judge_1to10")
         easiest, hardest = regions.row(0, named=True), regions.row(-1, named=True)
         sentences.append(
-            f"Averaged over the models, {easiest['region']} is the easiest region for the judge "
-            f"({easiest['gpt4o_judge_1to10']:.2f}) and {hardest['region']} the hardest ({hardest['gpt4o_judge_1to10']:.2f})."
+            f"Averaged over the models, {inert(easiest['region'])} is the easiest region for the judge "
+            f"({easiest['gpt4o_judge_1to10']:.2f}) and {inert(hardest['region'])} the hardest ({hardest['gpt4o_judge_1to10']:.2f})."
         )
     else:
         sentences.append("No GPT-4o-judge scores are in the database.")
     bert = ranked(model_avg, "bertscore_f1")
     if bert.height:
-        sentences.append(f"By BERTScore F1, {bert['model'][0]} leads ({bert['bertscore_f1'][0]:.3f}).")
+        sentences.append(f"By BERTScore F1, {inert(bert['model'][0])} leads ({bert['bertscore_f1'][0]:.3f}).")
     column = next(c for c in levels.columns if c.startswith("average_"))
     everyone = levels.filter(pl.col("model") == "all models")
     if everyone.height:
@@ -370,7 +371,7 @@ def summary(
         average = averages.row(0, named=True)
         n_rated = human.filter((pl.col("region") != "Average") & (pl.col("model") == average["model"])).height
         sentences.append(
-            f"Human raters gave {average['model']}'s answers an average accuracy of {average['human_accuracy_1to5']:.2f} "
+            f"Human raters gave {inert(average['model'])}'s answers an average accuracy of {average['human_accuracy_1to5']:.2f} "
             f"and usefulness of {average['human_usefulness_1to5']:.2f} (1 to 5) over {n_rated} regions."
         )
     return " ".join(sentences)

@@ -5,17 +5,21 @@ Figures 1 and 5 and the counts its text gives of the dataset, computed in SQL fr
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..io import paper
+from . import dimensions
 
+# The paper's counts are of the release's questions (imported ones, of any collection, left out).
+RELEASE, RELEASE_QUESTION = dimensions.from_release(""), dimensions.from_release("q")
 # Population standard deviation (ddof = 0) and one decimal, as the paper prints them.
-TABLE4_SQL = """
+TABLE4_SQL = f"""
 WITH question_stats AS (
     SELECT language, question_type,
            count(*) AS n_questions,
            avg(n_bytes) AS question_bytes_mean,
            stddev_pop(n_bytes) AS question_bytes_std
     FROM questions
-    WHERE collection = 'human'
+    WHERE {RELEASE}
     GROUP BY language, question_type
 ), answer_stats AS (
     SELECT q.language, q.question_type,
@@ -23,7 +27,7 @@ WITH question_stats AS (
            avg(a.n_bytes) AS answer_bytes_mean,
            stddev_pop(a.n_bytes) AS answer_bytes_std
     FROM answers a JOIN questions q USING (question_id)
-    WHERE a.is_human AND NOT a.is_dot_points AND q.collection = 'human'
+    WHERE a.is_human AND NOT a.is_dot_points AND {RELEASE_QUESTION}
     GROUP BY q.language, q.question_type
 )
 SELECT l.resource_level, s.language, s.question_type, s.n_questions,
@@ -38,13 +42,13 @@ LEFT JOIN answer_stats a USING (language, question_type)
 ORDER BY l.resource_level, s.language, s.question_type DESC
 """
 
-CATEGORY_COUNTS_SQL = """
+CATEGORY_COUNTS_SQL = f"""
 SELECT c.category, l.language, l.resource_level, count(q.question_id) AS n_questions
 FROM categories c
 CROSS JOIN languages l
 LEFT JOIN questions q
        ON q.category = c.category AND q.language = l.language
-      AND q.question_type = 'specific' AND q.collection = 'human'
+      AND q.question_type = 'specific' AND {RELEASE_QUESTION}
 GROUP BY c.category, l.language, l.resource_level
 ORDER BY c.category, l.language
 """
@@ -78,9 +82,9 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:
     return (
         f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages: "
         f"{n.get('specific', 0):,} culturally specific and {n.get('agnostic', 0):,} culturally agnostic. "
-        f"{largest['language']} has the most culturally specific questions ({largest['n_questions']}), "
-        f"{smallest['language']} the fewest ({smallest['n_questions']}). "
-        f"The most common topic is *{top_category['category']}* ({top_category['n_questions']} questions, "
+        f"{inert(largest['language'])} has the most culturally specific questions ({largest['n_questions']}), "
+        f"{inert(smallest['language'])} the fewest ({smallest['n_questions']}). "
+        f"The most common topic is *{inert(top_category['category'])}* ({top_category['n_questions']} questions, "
         f"{share:.0%} of the culturally specific ones)."
     )
 
@@ -99,7 +103,7 @@ DATASET_COUNTS = (
     (
         "questions",
         "questions of both types (human-collected)",
-        "SELECT count(*) FROM questions WHERE collection = 'human'",
+        f"SELECT count(*) FROM questions WHERE {RELEASE}",
     ),
     ("specific_questions", "culturally specific questions (human-collected)", "SELECT count(*) FROM specific"),
     (
@@ -135,18 +139,18 @@ DATASET_COUNTS = (
     (
         "agnostic_questions",
         "distinct culturally agnostic questions (English originals)",
-        "SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'",
+        f"SELECT count(DISTINCT name) FROM questions WHERE question_type = 'agnostic' AND {RELEASE}",
     ),
     (
         "agnostic_translation_languages",
         "languages other than English holding translations of the agnostic questions",
         "SELECT count(DISTINCT language) FROM questions "
-        "WHERE question_type = 'agnostic' AND collection = 'human' AND language <> 'English'",
+        f"WHERE question_type = 'agnostic' AND {RELEASE} AND language <> 'English'",
     ),
     (
         "agnostic_question_rows",
         "culturally agnostic questions, one per language",
-        "SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND collection = 'human'",
+        f"SELECT count(*) FROM questions WHERE question_type = 'agnostic' AND {RELEASE}",
     ),
     (
         "human_evaluated_questions",
@@ -159,15 +163,15 @@ DATASET_COUNTS = (
         "SELECT count(DISTINCT language) FROM questions WHERE human_evaluated",
     ),
 )
-DATASET_COUNTS_SQL = """
+DATASET_COUNTS_SQL = f"""
 WITH specific AS (
     SELECT q.*, l.resource_level FROM questions q JOIN languages l USING (language)
-    WHERE q.question_type = 'specific' AND q.collection = 'human'
+    WHERE q.question_type = 'specific' AND {RELEASE_QUESTION}
 ), writers AS (
     -- The low-resource questions were written by hired native speakers; `collector` names each one.
     SELECT language, count(DISTINCT collector) AS n FROM specific WHERE resource_level = 'low' GROUP BY language
 )
-SELECT * FROM (VALUES {rows}) AS counts(quantity, description, value)
+SELECT * FROM (VALUES {{rows}}) AS counts(quantity, description, value)
 """
 
 
@@ -179,11 +183,11 @@ def dataset_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return con.sql(DATASET_COUNTS_SQL.format(rows=rows)).pl()
 
 
-TOP_CATEGORY_SQL = """
+TOP_CATEGORY_SQL = f"""
 WITH counts AS (
     SELECT q.language, l.resource_level, q.category, count(*) AS n_questions
     FROM questions q JOIN languages l USING (language)
-    WHERE q.question_type = 'specific' AND q.collection = 'human' AND q.category IS NOT NULL
+    WHERE q.question_type = 'specific' AND {RELEASE_QUESTION} AND q.category IS NOT NULL
     GROUP BY ALL
 ), ranked AS (
     SELECT *, rank() OVER (PARTITION BY language ORDER BY n_questions DESC) AS place,
@@ -243,10 +247,10 @@ def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
 def category_treemap_table(con: duckdb.DuckDBPyConnection, width: float = 100.0, height: float = 60.0) -> pl.DataFrame:
     """Figure 1: the categories of the culturally specific questions as a squarified treemap, each box's
     area proportional to its number of questions; `x0`..`y1` are the box in a `width` x `height` frame."""
-    counts = con.sql("""
+    counts = con.sql(f"""
         SELECT c.category, c.description, c.examples[1] AS example, count(q.question_id) AS n_questions
         FROM categories c
-        LEFT JOIN questions q ON q.category = c.category AND q.question_type = 'specific' AND q.collection = 'human'
+        LEFT JOIN questions q ON q.category = c.category AND q.question_type = 'specific' AND {RELEASE_QUESTION}
         GROUP BY ALL
         HAVING count(q.question_id) > 0
         ORDER BY n_questions DESC, c.category

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from .. import store
+from ..core.text import inert
 from ..stats import comparisons, intervals
 from . import dimensions, surface
 
@@ -66,6 +67,7 @@ JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
 LEFT JOIN answer_metrics am USING (answer_id)
+WHERE {{questions}}
 ORDER BY a.answer_id
 """
 
@@ -87,15 +89,17 @@ def score_components(answers: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(s=pl.when(~clean).then(0.0).otherwise(pl.col("s_fact") * pl.col("s_rel")))
 
 
-def answer_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Every model answer with its surface verdict, imported metrics and score components."""
+def answer_scores(con: duckdb.DuckDBPyConnection, imported_questions: bool = False) -> pl.DataFrame:
+    """Every model answer with its surface verdict, imported metrics and score components: to the release's
+    questions (the paper's figures), or with `imported_questions` to imported ones too (a comparison of
+    collections, which the auto-collected questions of an import make possible)."""
     missing = [name for name in ("answer_metrics", "answer_surface") if not store.table_exists(con, name)]
     if missing:
         raise LookupError(
             f"the database has no table {', '.join(sorted(missing))}: build it with `make db`, "
             "which computes the surface verdicts"
         )
-    answers = con.sql(ANSWERS_SQL).pl()
+    answers = con.sql(ANSWERS_SQL.format(questions="true" if imported_questions else dimensions.from_release())).pl()
     labels = dimensions.language_labels(con)
     return score_components(answers).with_columns(language_label=pl.col("language").replace_strict(labels))
 
@@ -228,7 +232,7 @@ def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unrelia
         shortest = medians.row(0, named=True)
         others = clean.filter(pl.col("model") != shortest["model"])["n_bytes"].median()
         caveats.append(
-            f"A short answer counts as clean: {shortest['model']}'s median answer without surface issues "
+            f"A short answer counts as clean: {inert(shortest['model'])}'s median answer without surface issues "
             f"is {shortest['n_bytes']:,.0f} bytes, the other models' {others:,.0f} bytes "
             f"(over the {clean['language'].n_unique()} languages"
             f"{' identified reliably' if exclude_unreliable else ''})."
@@ -306,8 +310,8 @@ def summary(
     if per_model.height >= 2:
         worst, best = per_model.row(0, named=True), per_model.row(-1, named=True)
         parts.append(
-            f"{best['model']} scores highest ({best['mean']:.1f} over {best['n_valid']:,} answers), "
-            f"{worst['model']} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
+            f"{inert(best['model'])} scores highest ({best['mean']:.1f} over {best['n_valid']:,} answers), "
+            f"{inert(worst['model'])} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
             "question pooled."
         )
     blank = cells[headline].filter(pl.col(headline).is_null()).height
@@ -393,13 +397,13 @@ def choose_groups(
     empty = [group_label(g) for g in groups if size(g) == 0]
     if not empty:
         return groups, (
-            f"Compared: **{group_label(groups[0])}** ({size(groups[0]):,} answers) against "
-            f"**{group_label(groups[1])}** ({size(groups[1]):,} answers)."
+            f"Compared: **{inert(group_label(groups[0]))}** ({size(groups[0]):,} answers) against "
+            f"**{inert(group_label(groups[1]))}** ({size(groups[1]):,} answers)."
         )
     note = (
-        f"The group{'s' if len(empty) > 1 else ''} {' and '.join(f'**{e}**' for e in empty)} "
+        f"The group{'s' if len(empty) > 1 else ''} {' and '.join(f'**{inert(e)}**' for e in empty)} "
         f"{'have' if len(empty) > 1 else 'has'} no answers in this database, so the comparison "
-        f"{group_label(groups[0])} vs {group_label(groups[1])} cannot be made."
+        f"{inert(group_label(groups[0]))} vs {inert(group_label(groups[1]))} cannot be made."
     )
     if any(g.get("collection") == "auto" for g in groups) and not answers.filter(pl.col("collection") == "auto").height:
         note += (
@@ -412,11 +416,12 @@ def choose_groups(
     if missing:
         return (
             fallback,
-            note + f" The fallback comparison has no answers either ({', '.join(missing)}): nothing is compared.",
+            note
+            + f" The fallback comparison has no answers either ({', '.join(inert(m) for m in missing)}): nothing is compared.",
         )
     return fallback, note + (
-        f" Compared instead, as the data allows: **{group_label(fallback[0])}** "
-        f"({size(fallback[0]):,} answers) against **{group_label(fallback[1])}** "
+        f" Compared instead, as the data allows: **{inert(group_label(fallback[0]))}** "
+        f"({size(fallback[0]):,} answers) against **{inert(group_label(fallback[1]))}** "
         f"({size(fallback[1]):,} answers)."
     )
 
@@ -557,7 +562,7 @@ def comparison_summary(
         parts.append(
             f"The {test} could be run in {tested.height} of {by_language.height} languages; the groups differ "
             f"at p < {alpha} in {significant.height} of them (no correction for multiple tests). The largest "
-            f"difference is in {largest['language']} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']})."
+            f"difference is in {inert(largest['language'])} ({result(largest)}, n = {largest['n_a']} and {largest['n_b']})."
         )
     else:
         parts.append(f"No language has answers in both groups, so no {test or 'test'} could be run.")
@@ -565,8 +570,8 @@ def comparison_summary(
     if overall["p_value"] is not None:
         parts.append(
             f"Over the {overall['resource_level']}-resource languages, pooled over the models that answered in "
-            f"both groups, the mean score x 100 is {overall['mean_a']:.1f} for {overall['group_a']} and "
-            f"{overall['mean_b']:.1f} for {overall['group_b']} ({result(overall)}, "
+            f"both groups, the mean score x 100 is {overall['mean_a']:.1f} for {inert(overall['group_a'])} and "
+            f"{overall['mean_b']:.1f} for {inert(overall['group_b'])} ({result(overall)}, "
             f"n = {overall['n_a']:,} and {overall['n_b']:,})."
         )
     return "\n\n".join(parts)

@@ -7,6 +7,7 @@ with the annotators; and the words of the surface benchmark's results (`make ben
 import duckdb
 import polars as pl
 
+from ..core.text import inert
 from ..io import tokenizer_ranks
 from ..stats import comparisons, intervals
 from . import dimensions
@@ -27,6 +28,7 @@ JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY model, l.resource_level, q.language, q.question_type
 """
@@ -150,6 +152,7 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
+WHERE {dimensions.from_release()}
 GROUP BY ALL
 """
 
@@ -199,6 +202,7 @@ QUESTION_ACCURACY_SQL = f"""
 WITH detected AS (
     SELECT q.language, q.question_type, l.resource_level, l.iso_code, i.detected_language, i.language_correct
     FROM question_language_id i JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+    WHERE {dimensions.from_release()}
 ), wrong AS (
     SELECT language, detected_language, count(*) AS n
     FROM detected WHERE NOT language_correct AND question_type = $question_type GROUP BY ALL
@@ -268,15 +272,15 @@ INDICATOR_SCOPES = {
     "culturally specific questions": "q.question_type = 'specific'",
     "all answers": "true",
 }
-INDICATORS_SQL = """
-SELECT m.display_name AS model, {scope_sql} AS scope, count(*) AS n_answers,
-       {counts}
+INDICATORS_SQL = f"""
+SELECT m.display_name AS model, {{scope_sql}} AS scope, count(*) AS n_answers,
+       {{counts}}
 FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN languages l ON l.language = q.language
 JOIN models m ON m.model = a.model
-WHERE {where}
+WHERE {{where}} AND {dimensions.from_release()}
 GROUP BY ALL
 """
 
@@ -318,7 +322,7 @@ def indicator_table(shares: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- answer lengths (Table 17)
 
-TOKEN_COUNTS_SQL = """
+TOKEN_COUNTS_SQL = f"""
 SELECT m.display_name AS model, s.tokenizer,
        count(*) AS n_all, avg(s.n_tokens) AS mean_all, median(s.n_tokens) AS median_all,
        stddev_samp(s.n_tokens) AS std_all,
@@ -330,7 +334,7 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
-WHERE q.question_type = $question_type
+WHERE q.question_type = $question_type AND {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY any_value(m.rowid)
 """
@@ -456,11 +460,11 @@ def summary(
     return (
         f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
         f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
-        f"ones. {best} has the fewest surface issues ({best_ok:.1f}% clean), {worst} the most ({worst_ok:.1f}%). "
-        f"{worst_errors['model']} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
+        f"ones. {inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most ({worst_ok:.1f}%). "
+        f"{inert(worst_errors['model'])} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
         f"answers to culturally {worst_errors['question_type']} questions. On the culturally specific questions "
         f"themselves the identification is right for at least {weakest['pct_identified']:.2f}% of each reliable "
-        f"language (lowest: {weakest['language']}). Against the annotators' language labels (`partially` left "
+        f"language (lowest: {inert(weakest['language'])}). Against the annotators' language labels (`partially` left "
         f"out), Cohen's kappa is **{reliable_kappa['cohens_kappa']:.2f}** over {reliable_kappa['n_answers']} answers "
         f"of the reliable languages and **{all_kappa['cohens_kappa']:.2f}** over all {all_kappa['n_answers']} with "
         f"Kirundi's {all_kappa['n_unreliable_answers']} (whose automatic verdict is the detector's raw one)."

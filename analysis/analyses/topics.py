@@ -13,6 +13,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from ..core.text import inert
 from . import dimensions
 
 ORDERINGS = ("resource", "cluster")
@@ -111,7 +112,8 @@ def category_counts(
     collection: str | None = "human",
 ) -> Distributions:
     """Questions per group and category. `question_type` and `collection` filter the questions (None:
-    no filter); questions without a category or without a group value are left out."""
+    no filter); questions without a category or without a group value are left out, and so are imported
+    questions when the selection is the paper's Figure 6."""
     columns = _grouping_columns(con)
     if group_by not in columns:
         raise ValueError(
@@ -125,6 +127,8 @@ def category_counts(
         if value is not None:
             filters.append(f"q.{column} = ?")
             params.append(value)
+    if reproduces_figure6(group_by, question_type, collection):
+        filters.append(dimensions.from_release())  # the paper's figure: the release's questions only
     sql = f"""
         SELECT CAST({alias}."{group_by}" AS VARCHAR) AS "{group_by}", q.category, count(*) AS n_questions
         FROM questions q {join}
@@ -316,11 +320,11 @@ def summary(
             f"{len(distributions.categories)} categories), the Bhattacharyya coefficient between two groups' topic "
             f"distributions averages **{pairs['bc'].mean():.2f}** (median {pairs['bc'].median():.2f}, "
             f"range {pairs['bc'].min():.2f} to {pairs['bc'].max():.2f}). "
-            f"The most similar pair is {most['group_a']} and {most['group_b']} ({most['bc']:.2f}); "
-            f"the least similar, {least['group_a']} and {least['group_b']} ({least['bc']:.2f})."
+            f"The most similar pair is {inert(most['group_a'])} and {inert(most['group_b'])} ({most['bc']:.2f}); "
+            f"the least similar, {inert(least['group_a'])} and {inert(least['group_b'])} ({least['bc']:.2f})."
         )
     if not dropped.is_empty():
-        left_out = ", ".join(f"{g} ({n})" for g, n in dropped.iter_rows())
+        left_out = ", ".join(f"{inert(g)} ({n})" for g, n in dropped.iter_rows())
         paragraphs.append(f"Left out for having fewer than {min_questions} questions: {left_out}.")
     pooled_row = pooled.row(0, named=True)
     if pooled_row["bc"] is not None:

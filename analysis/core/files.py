@@ -13,9 +13,24 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+_SPECIAL_FILES = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of `mode` (`os.stat`'s `st_mode`) is when it is a special file (a device, a FIFO, a
+    socket), in words; None for a regular file, a folder or a link. Reading a FIFO blocks until someone
+    writes to it, and replacing a device replaces the device: neither is a file the suite reads or writes."""
+    return next((what for is_kind, what in _SPECIAL_FILES if is_kind(mode)), None)
 
 
 def temporary_name(target: Path | str) -> Path:

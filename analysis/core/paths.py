@@ -34,6 +34,8 @@ KERNEL_NAME = "calmqa-analysis"
 
 def imports_folder(db_path: Path | str) -> Path:
     """The kept imports of a database: every file imported into it, validated, with their order
-    (`data/calmqa-imports/` for `data/calmqa.duckdb`). A build of the database replays them."""
+    (`data/calmqa.duckdb-imports/` for `data/calmqa.duckdb`). A build of the database replays them.
+    Named after the whole file name, so that `x.duckdb` and `x.db` keep theirs apart; `db_path` is the
+    resolved database file (`store.resolve`), so that a link to it shares its imports."""
     db_path = Path(db_path)
-    return db_path.with_name(f"{db_path.stem}-imports")
+    return db_path.with_name(f"{db_path.name}-imports")

@@ -6,14 +6,16 @@ given what the database already holds (question and answer ids, languages, categ
 file's references against. `analysis.pipeline.imports` applies what they return.
 
 Every import that changed the database is kept beside it (`core.paths.imports_folder`), one numbered
-folder per import holding the file as it was imported, and listed in order in `manifest.csv`
-(`read_manifest`, `write_manifest`): the database build replays them.
+folder per import holding the file as it was imported (`keep`). The database records which imports it
+holds (`applied_imports`); `manifest.csv` in the folder lists them for people and for a build that has
+no database to read them from (`read_manifest`, `write_manifest`): the database build replays them.
 """
 
 import csv
 import io
 import re
 import shutil
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from ..core import files
 from ..core.errors import Problems
 from . import ingest, records
 
-MODEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+MODEL_KEY = re.compile(r"[a-z0-9][a-z0-9._-]*")  # matched whole (`fullmatch`: `$` would allow a final newline)
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes"}, {"0", "false", "no"}
 QUESTION_TYPE_WORDS = {
     "specific": "specific",
@@ -36,8 +38,14 @@ QUESTION_TYPE_WORDS = {
 }
 # Control characters (a tab, a newline, a carriage return...) have no place in a name shown in figures.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# The names figures give the human reference answers: no model may be shown as one of them.
+# The names figures give the human reference answers: no model may be shown as one of them, or keyed so.
 RESERVED_DISPLAY_NAMES = ("Human", "Human (dot points)")
+RESERVED_MODEL_KEYS = frozenset(ingest.model_key(name) for name in RESERVED_DISPLAY_NAMES)
+# A display name is a label in a figure's legend or axis: this many characters at most.
+MAX_DISPLAY_NAME = 80
+# Scripts whose letters look like one another's ('a' and Cyrillic 'а', 'o' and Greek 'ο'): a name mixing
+# them is a look-alike of another (Unicode TR 39's restriction to a single script for these).
+_LOOK_ALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})
 
 
 # ------------------------------------------------------------------------------------------ values
@@ -62,25 +70,66 @@ def has_control(text: str) -> bool:
     return bool(_CONTROL.search(text))
 
 
-def display_key(name: str) -> str:
-    """What makes two display names the same in a figure: case and spacing aside."""
-    return " ".join(name.split()).casefold()
+def identity_key(name: str) -> str:
+    """What makes two names the same to a reader: compatibility forms (NFKC: full-width letters, ligatures,
+    NFC and NFD alike), invisible characters (zero-width spaces, direction marks and overrides: Unicode's
+    format characters), every kind of dash, case and spacing aside."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(
+        "-" if category == "Pd" else char for char in text if (category := unicodedata.category(char)) != "Cf"
+    )
+    return " ".join(text.split()).casefold()
+
+
+def _scripts(text: str) -> set[str]:
+    """The scripts of the letters of `text`, by the first word of their Unicode names (LATIN, CYRILLIC...)."""
+    return {
+        unicodedata.name(char, "?").split(" ")[0]
+        for char in unicodedata.normalize("NFKC", text)
+        if unicodedata.category(char).startswith("L")
+    }
+
+
+def display_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a model's display name, or None: figures show it as the model's name, so it is
+    plain visible text of one script family, not too long, and not the name of the human answers."""
+    if _CONTROL.search(name) or name != name.strip():
+        return f"is {name!r}; a display name has no control character and no space at either end"
+    invisible = next((char for char in name if unicodedata.category(char) == "Cf"), None)
+    if invisible is not None:
+        return (
+            f"is {name!r}, which holds the invisible character U+{ord(invisible):04X} "
+            f"({unicodedata.name(invisible, 'a format character')}); a display name is visible text"
+        )
+    if len(name) > MAX_DISPLAY_NAME:
+        return f"is {len(name):,} characters long; a display name has at most {MAX_DISPLAY_NAME} (it labels figures)"
+    mixed = sorted(_scripts(name) & _LOOK_ALIKE_SCRIPTS)
+    if len(mixed) > 1:
+        return (
+            f"is {name!r}, which mixes {' and '.join(s.title() for s in mixed)} letters: a look-alike of "
+            "another name; write it in one of them"
+        )
+    if identity_key(name) in {identity_key(n) for n in RESERVED_DISPLAY_NAMES}:
+        return f"is {name!r}, the name figures give the human reference answers"
+    return None
+
+
+def model_key_problem(model: str) -> str | None:
+    """Why `model` cannot be an imported model's key, or None."""
+    if not MODEL_KEY.fullmatch(model):
+        return f"is {model!r}; a model key is lower-case letters, digits, '.', '-' or '_', e.g. my-model-7b"
+    if model in RESERVED_MODEL_KEYS:
+        return f"is {model!r}, which names the human reference answers; give your model another key"
+    return None
 
 
 def _display_name(value, path, record, problems) -> str | None:
     name = records.text(value, path, record, "display_name", problems, optional=True)
     if name is None:
         return None
-    if _CONTROL.search(name) or name != name.strip():
-        problems.add(
-            path,
-            record,
-            "display_name",
-            f"is {name!r}; a display name has no control character and no space at either end",
-        )
-        return None
-    if display_key(name) in {display_key(n) for n in RESERVED_DISPLAY_NAMES}:
-        problems.add(path, record, "display_name", f"is {name!r}, the name figures give the human reference answers")
+    problem = display_name_problem(name)
+    if problem:
+        problems.add(path, record, "display_name", problem)
         return None
     return name
 
@@ -107,13 +156,15 @@ class Holdings:
     languages: set[str]
     models: dict[str, str]  # model key -> display name
     answers: dict[str, tuple[int, str | None]]  # answer name -> (question id, model; None for a human answer)
+    release_questions: set[int]  # the ids of the release's questions (not imported)
+    release_models: set[str]  # the keys of the release's models
 
 
 def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataFrame:
     """Validated answers of a CSV/JSONL file, or of a file in the release's JSON format, checked against
     what the database holds: every question exists, no answer takes the name of another, and every model
     keeps one display name that no other model has."""
-    if ingest.DATASET_FILE.match(path.name):
+    if ingest.DATASET_FILE.fullmatch(path.name):
         rows = _release_format_answers(path, held, problems)
     else:
         rows = _table_answers(path, held, problems)
@@ -154,13 +205,9 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
                 f"no question {question!r} in {language}; expected an upstream name such as german:0 or non_cultural:3",
             )
             ok = False
-        if not MODEL_KEY.match(model):
-            problems.add(
-                path,
-                record,
-                "model",
-                f"is {model!r}; a model key is lower-case letters, digits, '.', '-' or '_', e.g. my-model-7b",
-            )
+        problem = model_key_problem(model)
+        if problem:
+            problems.add(path, record, "model", problem)
             ok = False
         if not ok:
             continue
@@ -189,7 +236,7 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
 
 
 def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
-    match = ingest.DATASET_FILE.match(path.name)
+    match = ingest.DATASET_FILE.fullmatch(path.name)
     question_type, key = match.group(1), match.group(2)
     language = {name.lower(): name for name in held.languages}.get(key)
     if language is None:
@@ -199,6 +246,10 @@ def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> l
     rows = []
     for answer in answers:
         if answer["is_human"]:
+            continue
+        problem = model_key_problem(answer["model"])
+        if problem:
+            problems.add(path, f"answer {answer['name']}", "prompting_state.model_name", problem)
             continue
         qid = held.questions.get((answer["question_name"], language))
         if qid is None:
@@ -221,8 +272,20 @@ def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> l
 
 
 def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Problems) -> None:
-    """Every answer name names one answer, and every display name one model (case and spacing aside)."""
+    """Every answer name names one answer, every display name one model (`identity_key`: case, spacing,
+    compatibility forms and invisible characters aside), and no row changes the release's answers (an
+    import adds a model of the release only to imported questions). One pass over the rows."""
     for row in rows:
+        if row["model"] in held.release_models and row["question_id"] in held.release_questions:
+            problems.add(
+                path,
+                row["record"],
+                "model",
+                f"is {row['model']}, a model of the release: its answers to the release's questions are the "
+                "paper's, which an import never changes (it may add its answers to imported questions); "
+                "give your model a key of its own",
+            )
+            continue
         owner = held.answers.get(row["name"])
         if owner is not None and owner != (row["question_id"], row["model"]):
             problems.add(
@@ -233,7 +296,9 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
                 f"(of {owner[1] or 'a human'}); an answer name names one answer",
             )
     display_by_model: dict[str, tuple[str, str]] = {}
+    first_record: dict[str, str] = {}  # model -> its first record, in the file's order
     for row in rows:
+        first_record.setdefault(row["model"], row["record"])
         if row["display_name"] is None:
             continue
         first = display_by_model.setdefault(row["model"], (row["display_name"], row["record"]))
@@ -244,8 +309,8 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
                 "display_name",
                 f"is {row['display_name']!r}, but {first[1]} gives {row['model']} the display name {first[0]!r}",
             )
-    owners = {display_key(name): model for model, name in held.models.items()}
-    for model in dict.fromkeys(row["model"] for row in rows):
+    owners = {identity_key(name): model for model, name in held.models.items()}
+    for model, first_seen in first_record.items():
         given = display_by_model.get(model)
         if model in held.models:
             if given is not None and given[0] != held.models[model]:
@@ -257,8 +322,8 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
                     f"{held.models[model]!r}; give that display name or none",
                 )
             continue
-        name, record = given if given is not None else (model, next(r["record"] for r in rows if r["model"] == model))
-        other = owners.get(display_key(name))
+        name, record = given if given is not None else (model, first_seen)
+        other = owners.get(identity_key(name))
         if other is not None:
             problems.add(
                 path,
@@ -267,7 +332,7 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
                 f"the display name {name!r} of the new model {model} is already {other}'s "
                 f"({held.models.get(other, name)!r}); figures would merge the two: give another display name",
             )
-        owners[display_key(name)] = model
+        owners[identity_key(name)] = model
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -597,8 +662,7 @@ class KeptImport:
 
 
 def read_manifest(folder: Path, problems: Problems) -> list[KeptImport]:
-    """The kept imports of `folder`, in order, each checked to be there with the content it was kept with;
-    none when the folder has no manifest."""
+    """The kept imports `manifest.csv` of `folder` lists, in order; none when the folder has no manifest."""
     path = folder / MANIFEST
     if not path.is_file():
         return []
@@ -620,27 +684,49 @@ def read_manifest(folder: Path, problems: Problems) -> list[KeptImport]:
             problems.add(path, record, "file", "is empty")
         if len(problems.items) > found:
             continue
-        entry = KeptImport(
-            folder,
-            position,
-            row["kind"],
-            row["file"],
-            row["sha256"],
-            row["verification"] or None,
-            row["verification_sha256"] or None,
+        kept.append(
+            KeptImport(
+                folder,
+                position,
+                row["kind"],
+                row["file"],
+                row["sha256"],
+                row["verification"] or None,
+                row["verification_sha256"] or None,
+            )
         )
-        for kept_file, expected in ((entry.path, entry.sha256), (entry.verification_path, entry.verification_sha256)):
-            if kept_file is None:
-                continue
-            if not kept_file.is_file():
-                problems.add(path, record, "file", f"the kept file {kept_file} is missing")
-            elif files.sha256(kept_file) != expected:
-                problems.add(path, record, "sha256", f"the kept file {kept_file} has changed since it was imported")
-        kept.append(entry)
     positions = [k.position for k in kept]
     if positions != sorted(set(positions)):
         problems.add(path, None, "position", f"positions {positions} are not increasing")
     return kept
+
+
+def check_kept(kept: list[KeptImport], listed_in: Path, problems: Problems) -> None:
+    """Every kept file is there, with the content it was kept with (`listed_in`: the database or the
+    manifest that lists them)."""
+    missing = []
+    for entry in kept:
+        for kept_file, expected in ((entry.path, entry.sha256), (entry.verification_path, entry.verification_sha256)):
+            if kept_file is None:
+                continue
+            if not kept_file.is_file():
+                missing.append(entry.position)
+            elif files.sha256(kept_file) != expected:
+                problems.add(
+                    listed_in,
+                    f"import {entry.position}",
+                    "sha256",
+                    f"the kept file {kept_file} has changed since it was imported",
+                )
+    if missing:
+        positions = ", ".join(str(p) for p in dict.fromkeys(missing))
+        problems.add(
+            listed_in,
+            None,
+            None,
+            f"{kept[0].folder} does not keep the imports {positions} that it lists: copy a database with its "
+            "imports folder (`pipeline.imports.copy_database`)",
+        )
 
 
 def write_manifest(folder: Path, kept: list[KeptImport]) -> None:
@@ -651,15 +737,13 @@ def write_manifest(folder: Path, kept: list[KeptImport]) -> None:
     files.write_text(folder / MANIFEST, buffer.getvalue())
 
 
-def keep(folder: Path, kind: str, path: Path, verification: Path | None = None) -> KeptImport:
-    """Copy an imported file (and its verification file) into the next numbered folder of `folder` and
-    add it to the manifest. The copies are checked against the originals' checksums."""
-    problems = Problems()
-    kept = read_manifest(folder, problems)
-    problems.raise_if_any()
+def keep(folder: Path, position: int, kind: str, path: Path, verification: Path | None = None) -> KeptImport:
+    """Copy an imported file (and its verification file) into the numbered folder `position` of `folder`,
+    replacing what a killed import may have left there. The database that records the import is what
+    makes it kept: a folder no database records is never replayed."""
     entry = KeptImport(
         folder,
-        max((k.position for k in kept), default=0) + 1,
+        position,
         kind,
         path.name,
         files.sha256(path),
@@ -670,5 +754,4 @@ def keep(folder: Path, kind: str, path: Path, verification: Path | None = None) 
         for source in (path, verification):
             if source is not None:
                 shutil.copyfile(source, tmp / source.name)
-    write_manifest(folder, [*kept, entry])
     return entry

@@ -5,6 +5,7 @@ A release folder holds `datasets/dataset-{specific,agnostic}-LANGUAGE.json[.gz]`
 one `InputError` naming the file, the record and the field, before anything is written anywhere.
 """
 
+import collections
 import contextlib
 import gc
 import json
@@ -20,7 +21,9 @@ from ..core.errors import Problems
 from . import records
 from .release import UNREADABLE, open_uncompressed, unreadable
 
-DATASET_FILE = re.compile(r"^dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?$")
+DATASET_FILE = re.compile(r"dataset-(specific|agnostic)-([a-z_]+)\.json(\.gz)?")  # matched whole (`fullmatch`)
+# A question's upstream name: its file's key and its number, in ASCII digits (`german:12`, `non_cultural:3`).
+QUESTION_NAME = re.compile(r"[a-z_]+:[0-9]+")
 LANGUAGE_COLUMNS = (
     "language",
     "iso_code",
@@ -66,9 +69,12 @@ def question_index(name: str) -> int:
 def read_text(path: Path, problems: Problems) -> str | None:
     try:
         with open_uncompressed(path) as fh:
-            raw = fh.read()
+            raw = fh.read(records.MAX_FILE_BYTES + 1)  # (a gzip may hold more than its own size)
     except UNREADABLE as exc:
         problems.add(path, None, None, unreadable(exc))
+        return None
+    if len(raw) > records.MAX_FILE_BYTES:
+        problems.add(path, None, None, records.file_too_large())
         return None
     if not raw.strip():
         problems.add(path, None, None, "the file is empty")
@@ -91,10 +97,10 @@ def read_json(path: Path, problems: Problems):
     if text is None:
         return None
     try:
-        return json.loads(text, parse_constant=records.refuse_constant)
+        return records.loads(text)
     except json.JSONDecodeError as exc:
         problems.add(path, f"line {exc.lineno} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
-    except ValueError as exc:  # NaN or Infinity, or a number of more digits than Python converts
+    except ValueError as exc:  # NaN, Infinity, a key twice, too deep, or a number of more digits than Python converts
         problems.add(path, None, None, f"invalid JSON: {records.json_value_problem(exc)}")
     return None
 
@@ -115,8 +121,8 @@ def read_languages(path: Path, problems: Problems) -> pl.DataFrame:
         if not r["language"] or not r["iso_code"]:
             problems.add(path, line, "language", "language and iso_code must not be empty")
         rows.append(r)
-    duplicates = {r["language"] for r in rows if sum(o["language"] == r["language"] for o in rows) > 1}
-    for name in sorted(duplicates):
+    counts = collections.Counter(r["language"] for r in rows)  # (one pass: a scan per row would be quadratic)
+    for name in sorted(language for language, n in counts.items() if n > 1):
         problems.add(path, name, "language", "is listed more than once")
     return pl.DataFrame(rows, schema={c: pl.String for c in LANGUAGE_COLUMNS}, orient="row")
 
@@ -198,6 +204,14 @@ def read_dataset_file(
         name = question["name"]
         record = f"entry {index} ({name!r})" if records.text_problem(name) else f"entry {index} ({name})"
         if records.text(name, path, f"entry {index}", "question.name", problems) is None:
+            continue
+        if not QUESTION_NAME.fullmatch(name):
+            problems.add(
+                path,
+                record,
+                "question.name",
+                f"is {name!r}; a question name is a key and a number of ASCII digits, e.g. german:12",
+            )
             continue
         if name in seen_questions:
             problems.add(path, record, "question.name", "duplicate question name in this file")
@@ -487,16 +501,16 @@ def dataset_files(folder: Path, problems: Problems) -> list[tuple[Path, str, str
         return []
     found = []
     for path in sorted(datasets.iterdir()):
-        match = DATASET_FILE.match(path.name)
+        match = DATASET_FILE.fullmatch(path.name)
         if match:
             found.append((path, match.group(1), match.group(2)))
         elif path.name.startswith("dataset-"):
             problems.add(
                 path, None, None, "name not understood: expected dataset-{specific|agnostic}-LANGUAGE.json[.gz]"
             )
-    keys = [(t, k) for _, t, k in found]
+    keys = collections.Counter((t, k) for _, t, k in found)
     for path, t, k in found:
-        if keys.count((t, k)) > 1:
+        if keys[t, k] > 1:
             problems.add(path, None, None, f"the {t} {k} file is there twice (as .json and .json.gz?)")
     if not found:
         problems.add(datasets, None, None, "holds no dataset-*.json[.gz] file")

@@ -33,17 +33,18 @@ PAPERS = ("calmqa", "nativqa")
 EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
 # The printed text: a number with an optional qualifier (`∼64k`, `>90%`), sign, thousands separators,
 # and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`).
+# (Matched whole, `fullmatch`, with ASCII digits: `$` would allow a final newline, `\d` other scripts' digits.)
 _NUMBER = re.compile(
-    r"^(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?(?P<suffix>%|[kKMB])?$"
+    r"(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
+    r"(?P<digits>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<decimals>[0-9]+))?(?P<suffix>%|[kKMB])?"
 )
 # A figures CSV: `NOTEBOOK/CSV-STEM` under the figures folder.
-_SOURCE = re.compile(r"^\d\d_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+$")
+_SOURCE = re.compile(r"[0-9][0-9]_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+")
 MAGNITUDES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
 
 
 def _parts(text: str) -> re.Match | None:
-    return _NUMBER.match(text.strip())
+    return _NUMBER.fullmatch(text.strip())
 
 
 def printed_number(text: str) -> float:
@@ -85,6 +86,7 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
         problems.add(folder, None, None, "holds no claims file (*.csv)")
     seen: dict[str, str] = {}
     for path in files:
+        found = len(rows)
         for line, row in records.read_rows(path, COLUMNS, (), problems):
             where = f"{line} ({row['claim_id']})"
             for field in ("claim_id", "paper", "item", "printed", "expect"):
@@ -112,7 +114,7 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
                     problems.add(path, where, field, "is empty; a reproducible claim names where the suite's value is")
                 if not reachable and row[field].strip():
                     problems.add(path, where, field, "is set, but a claim not in the release has no suite value")
-            if row["source"].strip() and not _SOURCE.match(row["source"]):
+            if row["source"].strip() and not _SOURCE.fullmatch(row["source"]):
                 problems.add(
                     path,
                     where,
@@ -123,6 +125,8 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
             if row["match"].strip() and not all("=" in p for p in row["match"].split(";") if p.strip()):
                 problems.add(path, where, "match", f"is {row['match']!r}; expected column=value pairs joined by ';'")
             rows.append({**row, "file": path.name})
+        if len(rows) == found and path.is_file() and path.stat().st_size:
+            problems.add(path, None, None, "holds no claim (a header and no rows): add claims or remove the file")
     problems.raise_if_any()
     return pl.DataFrame(rows, schema={c: pl.String for c in (*COLUMNS, "file")}).with_columns(
         decimals=pl.col("decimals").cast(pl.Int32),

@@ -4,12 +4,15 @@ and so do the checks of the values it reads (`text`, `whole_number`), which name
 value that has the wrong one. And the one writer of CSVs that people open (`write_csv_for_people`).
 
 What a reader refuses, besides what its caller checks: a file that cannot be opened (the reason), a
-byte-order mark, text that is not UTF-8, a CSV field longer than `MAX_FIELD` characters or holding a
-NUL byte, a JSONL line that is not one JSON object, gives a key twice or holds `NaN` or `Infinity`
-(not JSON). Each JSONL line is checked for the keys it must have on its own: a line may leave out an
-optional key that another gives.
+file larger than `MAX_FILE_BYTES`, a byte-order mark, text that is not UTF-8, a CSV field longer than
+`MAX_FIELD` characters or holding a NUL byte, a JSONL line that is not one JSON object, gives a key
+twice, nests deeper than Python's parser reaches or holds `NaN` or `Infinity` (not JSON), and a text
+value longer than `MAX_FIELD` characters (`text`). Each JSONL line is checked for the keys it must
+have on its own: a line may leave out an optional key that another gives. The limits are in the
+messages.
 """
 
+import collections
 import contextlib
 import csv
 import json
@@ -22,9 +25,12 @@ import polars as pl
 
 from ..core.errors import Problems, reason
 
-# A CSV field may be this long (characters): long enough for any answer, short enough to stop a file
-# whose quoting is broken from being read as one field.
+# A text field (a CSV field, a JSON string) may be this long (characters): 50 times the release's longest
+# answer (18,613), short enough to stop a file whose quoting is broken from being read as one field,
+# and a text whose verdicts would take minutes to compute.
 MAX_FIELD = 1 << 20
+# An input file may be this large (bytes): the 100,000 rows of the largest import benchmarked take 3 MB.
+MAX_FILE_BYTES = 1 << 30
 # The largest value of an INTEGER column.
 INT32_MAX = 2**31 - 1
 # ASCII digits only: `str.isdigit` also accepts '²' and other digits `int` refuses or reads differently.
@@ -52,17 +58,26 @@ def read_rows(
         problems.add(path, None, None, "unknown format: expected a .csv or .jsonl file")
         return
     try:
-        empty = path.stat().st_size == 0
+        size = path.stat().st_size
     except OSError as exc:
         problems.add(path, None, None, f"cannot be read: {reason(exc)}")
         return
-    if empty:
+    if size == 0:
         problems.add(path, None, None, "the file is empty")
+        return
+    if size > MAX_FILE_BYTES:
+        problems.add(path, None, None, file_too_large(size))
         return
     if path.suffix.lower() == ".csv":
         yield from _csv_rows(path, required, optional, problems)
     else:
         yield from _jsonl_rows(path, required, optional, problems)
+
+
+def file_too_large(size: int | None = None) -> str:
+    """The refusal of a file over `MAX_FILE_BYTES` (of `size` bytes, when known)."""
+    found = f"is {size:,} bytes" if size is not None else f"holds more than {MAX_FILE_BYTES:,} bytes"
+    return f"{found}; an input file has at most {MAX_FILE_BYTES:,} bytes: split it"
 
 
 class _NotUtf8(Exception):
@@ -141,7 +156,7 @@ def _csv_rows(path, required, optional, problems):
         header = _guarded(path, problems, "line 1 (header)", lambda: next(reader, None))
         if header is None or not check_columns(path, header, required, optional, problems, "line 1 (header)"):
             return
-        duplicated = sorted({c for c in header if header.count(c) > 1})
+        duplicated = sorted(c for c, n in collections.Counter(header).items() if n > 1)
         if duplicated:
             problems.add(
                 path, "line 1 (header)", None, f"the column(s) {', '.join(map(repr, duplicated))} appear twice"
@@ -174,12 +189,25 @@ def refuse_constant(name: str):
     raise _Refused(f"{name} is not a JSON value (write null, or a number)")
 
 
-def _unique_keys(pairs: list) -> dict:
-    keys = [k for k, _ in pairs]
-    twice = sorted({k for k in keys if keys.count(k) > 1})
-    if twice:
+def unique_keys(pairs: list) -> dict:
+    """For `json.loads(object_pairs_hook=...)`: an object that gives a key twice is refused (Python would
+    keep the last value silently)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        twice = sorted(k for k, n in collections.Counter(k for k, _ in pairs).items() if n > 1)
         raise _Refused(f"the key(s) {', '.join(map(repr, twice))} appear twice in one object")
-    return dict(pairs)
+    return found
+
+
+def loads(text: str):
+    """JSON as the suite reads it: NaN, Infinity, a key given twice and nesting deeper than Python's
+    parser reaches refused with a `ValueError` that says so."""
+    try:
+        return json.loads(text, parse_constant=refuse_constant, object_pairs_hook=unique_keys)
+    except RecursionError:
+        raise _Refused(
+            f"arrays or objects nested deeper than the {sys.getrecursionlimit():,} levels a JSON reader follows"
+        ) from None
 
 
 def _jsonl_rows(path, required, optional, problems):
@@ -196,7 +224,7 @@ def _jsonl_rows(path, required, optional, problems):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line, parse_constant=refuse_constant, object_pairs_hook=_unique_keys)
+                row = loads(line)
             except json.JSONDecodeError as exc:
                 problems.add(path, f"line {number} column {exc.colno}", None, f"invalid JSON: {exc.msg}")
                 continue
@@ -248,10 +276,13 @@ def text_problem(value) -> str | None:
 
 
 def text(value, path, record, field, problems: Problems, optional: bool = False) -> str | None:
-    """`value` as text, or None after recording why it is not (`optional`: "" and null give None)."""
+    """`value` as text of at most `MAX_FIELD` characters, or None after recording why it is not
+    (`optional`: "" and null give None)."""
     if optional and (value is None or value == ""):
         return None
     problem = text_problem(value)
+    if problem is None and len(value) > MAX_FIELD:
+        problem = f"is {len(value):,} characters long; a text field has at most {MAX_FIELD:,} characters"
     if problem:
         problems.add(path, record, field, problem)
         return None

@@ -1,7 +1,8 @@
 """The one build of the database: a pure function of its inputs.
 
 Inputs: the CaLMQA release folder, the NativQA CSVs, the trained language identification for all 23
-languages, and the imports kept beside the database (`make import-*`). Stages, in order: the release's
+languages, and the imports kept beside the database (`make import-*`): those the database being
+replaced holds, or, without one, those its folder's manifest lists (`pipeline.imports.to_replay`). Stages, in order: the release's
 tables; the kept imports, replayed in the order they were made; the surface verdicts and the language
 identification of every question; the verdicts in all 23 languages; the NativQA tables; the checks
 (`pipeline.checks`). Every stage runs over imported rows as over the release's, so a rebuild keeps
@@ -43,8 +44,16 @@ def build(
     names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the number of
     imports replayed, the seconds of the build and of each stage, and this process's peak memory in each
     stage (MiB; without the worker processes)."""
-    source, db_path = Path(source), Path(db_path)
+    source, db_path = Path(source), store.resolve(db_path, writing=True)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
+    own_folder = imports_folder == paths.imports_folder(db_path)
+    replayed: list = []
+
+    def list_replayed(built: Path) -> None:
+        """The manifest of the database's own imports folder, as the new database holds them."""
+        if own_folder:
+            imports.write_manifest(built, imports_folder, replayed)
+
     started = time.monotonic()
     stage_seconds: dict[str, float] = {}
     stage_peak_mib: dict[str, int | None] = {}
@@ -62,7 +71,7 @@ def build(
     models = executors.VerdictModels.read()
     # The workers of the surface and language_id_all stages are started next: forked while this process
     # holds little memory and no database (`executors.start`), or the cluster reached before anything is written.
-    with executors.start(models, dask=dask) as workers, store.create(db_path) as con:
+    with executors.start(models, dask=dask) as workers, store.create(db_path, then=list_replayed) as con:
         if verify:
             with stage("checksums"):
                 release.verify(source)
@@ -73,7 +82,8 @@ def build(
                     con.execute(table.ddl())  # filled by the stages below
             release_part = checks.ReleasePart.of(con)
         with stage("imports"):
-            replayed = imports.replay(con, imports_folder)
+            replayed = imports.to_replay(db_path, imports_folder)
+            imports.replay(con, replayed)
         with stage("surface"):
             surface.write_tables(con, workers)
         with stage("language_id_all"):

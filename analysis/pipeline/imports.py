@@ -5,9 +5,19 @@ nothing when there is a problem; it then applies the file to a copy of the datab
 original only on success (`store.writing`), computes the verdicts of what it added or changed, and keeps
 the file beside the database (`core.paths.imports_folder`), so that `make db` replays it after the
 release: the database stays a function of its inputs. Imports are idempotent: a row that is already in
-the database as the file says is left alone, and an import that changes nothing is not kept.
+the database as the file says is left alone, and an import that changes nothing is not kept and leaves
+the database as it was, its time included.
+
+The database is what says which imports it holds (`applied_imports`, written in the same atomic
+replacement as the rows they added): the kept file is copied into its numbered folder before the
+database is replaced, and the folder's `manifest.csv` is written from the database after it. So a kill
+at any point leaves them agreeing: a numbered folder no database records is never replayed and is
+replaced by the next import, and a manifest behind its database is written again by the next write.
+A build replays what the database it replaces holds (the manifest when there is none).
+Every row an import adds carries its position (`import_position`): the release's rows have none.
 """
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +27,7 @@ import polars as pl
 
 from .. import store
 from ..core import files, paths
-from ..core.errors import Problems
+from ..core.errors import Problems, StorageError
 from ..io import imports, ingest, records
 from ..io.imports import KINDS, KeptImport
 from . import executors, language_verdicts, surface
@@ -87,6 +97,10 @@ def _holdings(con: duckdb.DuckDBPyConnection, languages: set[str]) -> imports.Ho
             name: (qid, model)
             for name, qid, model in con.execute("SELECT name, question_id, model FROM answers").fetchall()
         },
+        release_questions={
+            r[0] for r in con.execute("SELECT question_id FROM questions WHERE import_position IS NULL").fetchall()
+        },
+        release_models=_column(con, "SELECT model FROM models WHERE import_position IS NULL"),
     )
 
 
@@ -103,6 +117,9 @@ def read(
                 "the file's name is not plain text (it holds a control character or a "
                 "byte that is not UTF-8): rename the file, so that it can be kept and listed",
             )
+        special = files.special_kind(file.stat().st_mode) if file is not None and file.exists() else None
+        if special is not None:
+            problems.add(file, None, None, f"is {special}, not a file: name a .csv, .jsonl or .json file")
     problems.raise_if_any()
     languages = _column(con, "SELECT language FROM languages")
     if kind == "answers":
@@ -124,8 +141,9 @@ def read(
 # ------------------------------------------------------------------------------------------ applying
 
 
-def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
-    """Add a model's answers; an answer already there with another text is replaced."""
+def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path, position: int) -> Applied:
+    """Add a model's answers; an answer already there with another text is replaced (never one of the
+    release's: `io.imports` refuses a file that would change one). What it adds carries `position`."""
     summary = ImportSummary(path, "answers")
     con.register("incoming", incoming.to_arrow())
     con.execute("""
@@ -135,27 +153,33 @@ def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
           ON a.question_id = i.question_id AND a.model = i.model AND NOT a.is_human
     """)
     summary.unchanged = con.execute("SELECT count(*) FROM matched WHERE old_text = text").fetchall()[0][0]
-    con.execute("""
-        INSERT INTO models (model, display_name, version)
-        SELECT model, coalesce(any_value(display_name), model), string_agg(DISTINCT model_version, ', ')
+    con.execute(
+        """
+        INSERT INTO models (model, display_name, version, import_position)
+        SELECT model, coalesce(any_value(display_name), model), string_agg(DISTINCT model_version, ', '), $position
         FROM incoming WHERE model NOT IN (SELECT model FROM models) GROUP BY model
-    """)
+    """,
+        {"position": position},
+    )
     changed = con.execute("""
         UPDATE answers SET text = m.text, n_bytes = strlen(m.text), model_version = m.model_version
         FROM matched m WHERE answers.answer_id = m.answer_id AND m.old_text IS DISTINCT FROM m.text
         RETURNING answers.answer_id
     """).fetchall()
     summary.changed = len(changed)
-    added = con.execute("""
+    added = con.execute(
+        """
         INSERT INTO answers
         SELECT (SELECT coalesce(max(answer_id), 0) FROM answers)
                    + row_number() OVER (ORDER BY m.question_id, m.name) AS answer_id,
                m.question_id, m.name, m.model, m.model_version, FALSE, FALSE, q.language, m.text, NULL,
-               strlen(m.text)
+               strlen(m.text), $position
         FROM matched m JOIN questions q USING (question_id)
         WHERE m.answer_id IS NULL
         RETURNING answer_id
-    """).fetchall()
+    """,
+        {"position": position},
+    ).fetchall()
     summary.added = len(added)
     con.execute("DROP TABLE matched")
     con.unregister("incoming")
@@ -166,7 +190,7 @@ def apply_answers(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
     return Applied(summary, sorted(r[0] for r in changed + added), [])
 
 
-def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
+def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path, position: int) -> Applied:
     """Add per-answer metrics; a metric the file does not give keeps its current value."""
     summary = ImportSummary(path, "metrics")
     con.register("incoming", incoming.to_arrow())
@@ -198,7 +222,7 @@ def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
     return Applied(summary, [], [])
 
 
-def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path) -> Applied:
+def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path, position: int) -> Applied:
     """Add questions (auto-collected unless the file's `collection` says otherwise) with their reference answers.
 
     A question already in the database (same language, type and whitespace-normalised text) is left alone.
@@ -217,7 +241,8 @@ def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path
             ANTI JOIN (SELECT language, question_type, normalise_whitespace(text) AS normalised FROM questions) q
                 USING (language, question_type, normalised)
         """)
-        con.execute("""
+        con.execute(
+            """
             INSERT INTO questions
             SELECT n.question_id,
                    n.collection || ':' || lower(n.language) || ':' ||
@@ -226,18 +251,23 @@ def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path
                         + row_number() OVER (PARTITION BY n.language, n.collection ORDER BY n.question_id) - 1),
                    n.language, n.question_type, n.collection, n.source, NULL, n.category, n.text,
                    coalesce(n.text_en, CASE WHEN n.language = 'English' THEN n.text END),
-                   strlen(n.text), FALSE, NULL, n.url
+                   strlen(n.text), FALSE, NULL, n.url, $position
             FROM new_questions n
-        """)
-        con.execute("""
+        """,
+            {"position": position},
+        )
+        con.execute(
+            """
             INSERT INTO answers
             SELECT (SELECT coalesce(max(answer_id), 0) FROM answers)
                        + row_number() OVER (ORDER BY n.question_id) AS answer_id,
                    n.question_id, q.name || ':human', NULL, NULL, TRUE, FALSE, n.language, n.answer, NULL,
-                   strlen(n.answer)
+                   strlen(n.answer), $position
             FROM new_questions n JOIN questions q USING (question_id)
             WHERE n.answer IS NOT NULL
-        """)
+        """,
+            {"position": position},
+        )
         question_ids = [r[0] for r in con.execute("SELECT question_id FROM new_questions ORDER BY 1").fetchall()]
         con.execute("DROP TABLE new_questions")
     finally:
@@ -251,37 +281,54 @@ def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path
 APPLY = {"answers": apply_answers, "metrics": apply_metrics, "questions": apply_questions}
 
 
-def _check_kept(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """Stop when the database holds imports that its imports folder does not keep (a database copied
-    without its folder): a rebuild would lose them, and numbering new ones would clash."""
-    problems = Problems()
-    kept = {(k.position, k.sha256) for k in imports.read_manifest(folder, problems)}
-    applied = set(con.execute("SELECT position, sha256 FROM applied_imports").fetchall())
-    if applied - kept:
-        problems.add(
-            folder / imports.MANIFEST,
-            None,
-            None,
-            f"does not keep the imports {', '.join(str(p) for p, _ in sorted(applied - kept))} that the "
-            f"database holds: copy a database with its imports folder (`pipeline.imports.copy_database`)",
-        )
-    problems.raise_if_any()
+def held_imports(con: duckdb.DuckDBPyConnection, folder: Path) -> list[KeptImport]:
+    """The imports the database holds, in order, as kept in `folder`."""
+    return [
+        KeptImport(folder, *row)
+        for row in con.execute(
+            "SELECT position, kind, file, sha256, verification, verification_sha256 FROM applied_imports "
+            "ORDER BY position"
+        ).fetchall()
+    ]
 
 
 def _record(con: duckdb.DuckDBPyConnection, entry: KeptImport, summary: ImportSummary) -> None:
     con.execute(
-        "INSERT INTO applied_imports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO applied_imports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             entry.position,
             entry.kind,
             entry.file,
             entry.sha256,
             entry.verification,
+            entry.verification_sha256,
             summary.added,
             summary.changed,
             summary.unchanged,
         ],
     )
+
+
+def write_manifest(db_path: Path, folder: Path, kept: list[KeptImport]) -> None:
+    """The folder's manifest, as the database `db_path` (just written) holds them, dated as the database:
+    written after it, it must not make Make see the database as older than its manifest."""
+    if not kept and not folder.exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    imports.write_manifest(folder, kept)
+    written = os.stat(db_path)
+    os.utime(folder / imports.MANIFEST, ns=(written.st_atime_ns, written.st_mtime_ns))
+
+
+def _sync_manifest(db_path: Path, folder: Path) -> None:
+    """Write the manifest again when it is not what the database holds (a write killed between the two)."""
+    with store.connect(db_path) as con:
+        store.check_schema(con, db_path)
+        held = held_imports(con, folder)
+    problems = Problems()
+    listed = imports.read_manifest(folder, problems)
+    if problems.items or listed != held:
+        write_manifest(db_path, folder, held)
 
 
 # ------------------------------------------------------------------------------------------ entry points
@@ -296,44 +343,74 @@ def import_file(
     `dask` on the Dask cluster it names (`local:N` or `tcp://host:port`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
-    path, db_path = Path(path), Path(db_path)
+    path = Path(path)
     verification = Path(verification) if verification is not None else None
     # Validated and applied under one hold of the database's lock: the ids the file's names resolve to
     # are those of the database it is applied to, though a build may be waiting to replace it.
     with store.writing(db_path) as writing:
+        db_path = writing.db_path  # the resolved file (a link's target)
+        folder = paths.imports_folder(db_path)
         with writing.reading() as con:
             problems = Problems()
+            # A database copied without its imports folder: a rebuild would lose them.
+            held = held_imports(con, folder)
+            imports.check_kept(held, db_path, problems)
+            problems.raise_if_any()
             incoming = read(kind, path, con, problems, verification)
             problems.raise_if_any()
+        position = max((k.position for k in held), default=0) + 1
         with writing.modifying() as con:
-            applied = APPLY[kind](con, incoming, path)
+            applied = APPLY[kind](con, incoming, path, position)
+            if not applied.summary.changes_anything:
+                writing.unchanged()
             if applied.answer_ids:
                 with executors.start(executors.VerdictModels.read(), dask=dask) as workers:
                     surface.refresh_answers(con, applied.answer_ids, workers)
                     language_verdicts.refresh(con, applied.answer_ids, workers)
             if applied.question_ids:
                 surface.refresh_questions(con, applied.question_ids)
-            if applied.summary.changes_anything:
-                # Kept last, so that a file is kept only when the import it belongs to has succeeded; the
-                # database's lock, held here, keeps the numbering of two imports apart.
-                _check_kept(con, paths.imports_folder(db_path))
-                entry = imports.keep(paths.imports_folder(db_path), kind, path, verification)
-                _record(con, entry, applied.summary)
-                applied.summary.kept = entry.path.parent
+            # Kept before the database is replaced: a kill between the two leaves a folder that no database
+            # records, which the next import of that position replaces.
+            entry = imports.keep(folder, position, kind, path, verification)
+            _record(con, entry, applied.summary)
+            applied.summary.kept = entry.path.parent
+        if writing.replaced:
+            write_manifest(db_path, folder, [*held, entry])
+        else:
+            _sync_manifest(db_path, folder)
     return applied.summary
 
 
-def replay(con: duckdb.DuckDBPyConnection, folder: Path) -> list[ImportSummary]:
-    """Apply every import kept in `folder`, in order, to the database being built (its verdicts come
-    from the build's stages, which run afterwards)."""
+def to_replay(db_path: Path, folder: Path) -> list[KeptImport]:
+    """The imports a build of `db_path` replays from `folder`, each checked to be kept as it was: those
+    the database it replaces holds, when `folder` is that database's; else those the manifest lists."""
     problems = Problems()
+    if folder == paths.imports_folder(db_path) and db_path.is_file():
+        try:
+            with store.connect(db_path) as con:
+                held = held_imports(con, folder) if store.table_exists(con, "applied_imports") else None
+        except (StorageError, duckdb.Error):
+            held = None  # a damaged or foreign file, which the build replaces: the manifest says what to replay
+        if held is not None:
+            imports.check_kept(held, db_path, problems)
+            problems.raise_if_any()
+            return held
     kept = imports.read_manifest(folder, problems)
     problems.raise_if_any()
+    imports.check_kept(kept, folder / imports.MANIFEST, problems)
+    problems.raise_if_any()
+    return kept
+
+
+def replay(con: duckdb.DuckDBPyConnection, kept: list[KeptImport]) -> list[ImportSummary]:
+    """Apply the kept imports, in order, to the database being built (its verdicts come from the build's
+    stages, which run afterwards)."""
+    problems = Problems()
     summaries = []
     for entry in kept:
         incoming = read(entry.kind, entry.path, con, problems, entry.verification_path)
         problems.raise_if_any()
-        summary = APPLY[entry.kind](con, incoming, entry.path).summary
+        summary = APPLY[entry.kind](con, incoming, entry.path, entry.position).summary
         _record(con, entry, summary)
         summaries.append(summary)
     return summaries
@@ -341,7 +418,7 @@ def replay(con: duckdb.DuckDBPyConnection, folder: Path) -> list[ImportSummary]:
 
 def copy_database(source: Path | str, target: Path | str) -> Path:
     """Copy a database with the imports kept beside it, so that the copy can be rebuilt and imported into."""
-    source, target = Path(source), Path(target)
+    source, target = store.resolve(source), store.resolve(target, writing=True)
     store.copy(source, target)
     kept = paths.imports_folder(source)
     if kept.is_dir():

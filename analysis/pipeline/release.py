@@ -8,6 +8,7 @@ the order of the keys; keys are numbered in SQL, so that the same release always
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from ..core.errors import Problems
 from ..io import ingest
@@ -30,7 +31,7 @@ FILE_ANSWERS_SQL = """
 INSERT INTO answers
 SELECT $first_id - 1 + row_number() OVER (ORDER BY q.question_id, a.is_human DESC, a.model NULLS LAST, a.name) AS answer_id,
        q.question_id, a.name, a.model, a.model_version, a.is_human, a.is_dot_points, a.language,
-       a.text, a.text_en, strlen(a.text)
+       a.text, a.text_en, strlen(a.text), NULL
 FROM file_answers a
 JOIN raw_questions q ON q.question_id >= $first_question_id AND q.name = a.question_name
 ORDER BY answer_id
@@ -40,7 +41,7 @@ INSERT INTO questions
 SELECT r.question_id, r.name, r.language, r.question_type, 'human', r.source, r.collector,
        CASE WHEN r.question_type = 'agnostic' THEN english.category ELSE r.category END,
        r.text, coalesce(r.text_en, CASE WHEN r.language = 'English' THEN r.text END), strlen(r.text),
-       FALSE, r.upstream_human_evaluated, r.url
+       FALSE, r.upstream_human_evaluated, r.url, NULL
 FROM raw_questions r
 LEFT JOIN (SELECT name, category FROM raw_questions WHERE question_type = 'agnostic' AND language = 'English') english
        ON r.question_type = 'agnostic' AND english.name = r.name
@@ -151,7 +152,9 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
     insert(
         con,
         TABLE_BY_NAME["models"],
-        ingest.model_table().join(versions, on="model", how="inner", maintain_order="left"),
+        ingest.model_table()
+        .join(versions, on="model", how="inner", maintain_order="left")
+        .with_columns(import_position=pl.lit(None, pl.Int32)),
     )
     ratings = ingest.read_ratings(
         source / "all_ratings.csv",

@@ -179,7 +179,9 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
         "sets the latest figures beside those measured before the work on speed (issue 18). Each run replaces the "
         'rows it measured and keeps the others, with their commit: `BENCH_ARGS="--scales 1"` runs the snapshot '
         "only, `--scales 1 50 --build-only` the database builds, `--figures-only` the cold `make figures` "
-        "(with the per-notebook breakdown Papermill's and the kernel's timings give). A measurement, not a test.",
+        "(with the per-notebook breakdown Papermill's and the kernel's timings give), `--validation-only` the "
+        "validation of an answers file of 100,000 rows, each a new model (every check of an import, linear in "
+        "the rows since issue 27; `analysis/io/bench.py` writes the file). A measurement, not a test.",
     )
     lines.extend(
         [
@@ -192,8 +194,9 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "answers do not go through the write-ahead log. The cyclic garbage collector is paused while a file is "
             "parsed: its millions of fresh dicts and strings hold no reference cycle.",
             "- **Surface stage** (`pipeline/surface.py`). One pool of worker processes for all batches, forked before "
-            "the build opens the database (a worker keeps a copy of every page the parent changes after the fork); "
-            "the next batch is queued before the previous one is stored. The langid walk takes at most 2,048 texts "
+            "the build opens the database with the models loaded (`pipeline/executors.py`; a worker keeps a copy of "
+            "every page the parent changes after the fork); the next batch is queued before the previous one is "
+            "stored, and the questions' language identification runs on the same workers. The langid walk takes at most 2,048 texts "
             "at once, and the repetition rule's hashes and sorts work in blocks that fit the processor's cache. "
             "Answers are tokenized with quicktok's C++ implementation of o200k_base, whose token ids are "
             "tiktoken's (`make check-tokenizer`) and which takes about a quarter of tiktoken's time: the tokenizer "

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ..core import files
+from ..core.text import inert
 from . import provenance
 
 # The tag of cells that speak to whoever runs the notebook (its parameters), not to the report's reader.
@@ -91,7 +92,7 @@ def table_of_contents(body: str) -> str:
         return ""
 
     def link(anchor: str, text: str) -> str:
-        return f'<a href="#{html.escape(anchor)}">{html.escape(text)}</a>'
+        return f'<a href="#{inert(anchor, "html")}">{inert(text, "html")}</a>'
 
     items = []
     for anchor, text, subsections in sections:

@@ -8,11 +8,11 @@ exist, present and future. `python -m analysis index` writes it (`make figures` 
 """
 
 import base64
-import html
 import io
 from pathlib import Path
 
 from ..core import files, paths
+from ..core.text import inert
 from . import provenance
 from .html import markdown_to_html
 from .run import REPRODUCTION_NOTEBOOK
@@ -106,7 +106,7 @@ def provenance_block(records: list[dict]) -> str:
 def headline(records: dict[str, dict]) -> str:
     """What the suite is and what to read first."""
     first = [
-        f'<li><a href="{html.escape(name)}.html">{html.escape(records[name].get("title", name))}</a>: {why}</li>'
+        f'<li><a href="{inert(name, "html")}.html">{inert(records[name].get("title", name), "html")}</a>: {why}</li>'
         for name, why in READING_ORDER.items()
         if name in records
     ]
@@ -125,7 +125,7 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     figure = record.get("main_figure")
     png = figures_root / name / f"{figure}.png" if figure else None
     if png is not None and png.is_file():
-        image = f'<img alt="{html.escape(figure)}" src="{thumbnail(png)}">'
+        image = f'<img alt="{inert(figure, "html")}" src="{thumbnail(png)}">'
     else:
         image = '<div class="no-figure">no figure</div>'
     if not record:
@@ -137,8 +137,8 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     summary = record.get("summary")
     return ENTRY.format(
         thumbnail=image,
-        href=html.escape(report_path.name),
-        title=html.escape(record.get("title", name)),
+        href=inert(report_path.name, "html"),
+        title=inert(record.get("title", name), "html"),
         summary=markdown_to_html(summary) if summary else "<p><em>This report has no summary.</em></p>",
         meta=meta,
     )

@@ -119,7 +119,14 @@ def vega_bundle() -> str:
     return bundle
 
 
-def setup(max_rows: int = 5000) -> None:
+# Charts carry their data inside the report (offline: no data by URL). Altair's own limit on a chart's rows
+# is kept, deliberately, as a guard on a report's size: a model x language chart draws at most
+# `dimensions.MAX_DRAWN_MODELS` models (20 x 23 languages x 2 question types = 920 rows), whatever the
+# number of models imported, and its CSV keeps every row.
+MAX_CHART_ROWS = 5000
+
+
+def setup(max_rows: int = MAX_CHART_ROWS) -> None:
     """Offline charts and tables for people, for JupyterLab and for the exported report alike: any
     polars frame a notebook displays is rendered by `viz.tables` (every row, no dtype row)."""
     alt = altair()

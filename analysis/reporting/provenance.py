@@ -11,7 +11,6 @@ builds it again.
 
 import contextlib
 import datetime
-import html
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from .. import store
 from ..core import files, paths
+from ..core.text import inert
 from .notebook import script_json
 
 _TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
@@ -184,12 +184,12 @@ def line(record: dict) -> str:
     hashes may break anywhere; the words between them never do."""
 
     def code(value) -> str:
-        return f"<code>{html.escape(str(value))}</code>"
+        return f"<code>{inert(str(value), 'html')}</code>"
 
     built = str(record["built"]).replace("T", " ").replace("+00:00", " UTC")
     return (
-        f"Built {html.escape(built)} from commit {code(record['commit'])}; database "
-        f"{html.escape(str(record['database']))}, sha256 {code(record['database_sha256'])}."
+        f"Built {inert(built, 'html')} from commit {code(record['commit'])}; database "
+        f"{inert(str(record['database']), 'html')}, sha256 {code(record['database_sha256'])}."
     )
 
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from ..core import files, paths, timings
-from ..core.errors import NotebookFailed
+from ..core.errors import Failure, NotebookFailed
 from . import html, provenance
 
 # The report that sets every number the papers print against the suite's: it reads the figures of the
@@ -59,9 +59,11 @@ def run_notebook(
     import nbformat
     import papermill
 
+    known = sorted(p.stem for p in Path(notebooks_root).glob("*.ipynb"))
+    if name not in known:
+        # A name is a notebook of the folder, never a path: `../x` would name outputs outside their folders.
+        raise Failure(f"no notebook {name!r} in {notebooks_root}: expected one of {', '.join(known)}")
     source = Path(notebooks_root) / f"{name}.ipynb"
-    if not source.is_file():
-        raise FileNotFoundError(f"no notebook {source}")
     executed = build_root / "executed" / f"{name}.ipynb"
     # Every file of a run is private to its process until the run succeeded, so that two `make figures`
     # started at once cannot mix their outputs; the swap into place happens under a lock.

@@ -16,7 +16,6 @@ The logic (loading, filtering, aggregating, the HTML of the answers) is plain fu
 without a browser; `Explorer` only wires them to widgets. All text from the data is escaped.
 """
 
-import html
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import polars as pl
 from .. import store
 from ..analyses import dimensions
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
+from ..core.text import inert
 from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..stats import intervals
 from ..viz import export, heatmap, theme
@@ -286,8 +286,8 @@ def _flag(value) -> str:
 def _text_block(label: str, text: str | None) -> str:
     # dir="auto": Arabic, Hebrew and Pashto text runs right to left within its own block.
     return (
-        f'<div class="calmqa-label">{html.escape(label)}</div>'
-        f'<div class="calmqa-text" dir="auto">{html.escape(text or "")}</div>'
+        f'<div class="calmqa-label">{inert(label, "html")}</div>'
+        f'<div class="calmqa-text" dir="auto">{inert(text or "", "html")}</div>'
     )
 
 
@@ -313,13 +313,13 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
         rows = answers.filter(pl.col("question_id") == question_id)
         q = rows.row(0, named=True)
         meta = " · ".join(str(q[c]) for c in ("language", "question_type", "category", "collection", "question_name"))
-        parts.append(f'<div class="calmqa-question"><div class="calmqa-meta">{html.escape(meta)}</div>')
+        parts.append(f'<div class="calmqa-question"><div class="calmqa-meta">{inert(meta, "html")}</div>')
         parts.append(_text_block("Question", q["question_text"]))
         if q["question_text_en"] and q["question_text_en"] != q["question_text"]:
             parts.append(_text_block("In English", q["question_text_en"]))
         parts.append('<div class="calmqa-answers">')
         for a in rows.iter_rows(named=True):
-            parts.append(f'<div class="calmqa-answer"><div class="calmqa-label">{html.escape(a["model_name"])}</div>')
+            parts.append(f'<div class="calmqa-answer"><div class="calmqa-label">{inert(a["model_name"], "html")}</div>')
             details = [f"{a['n_bytes']:,} bytes"]
             if a["is_empty"]:
                 details.append("empty: the provider returned no text (a provider error)")
@@ -336,7 +336,7 @@ def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> st
                     f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
                     f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}"
                 )
-            parts.append(f'<div class="calmqa-meta">{html.escape("; ".join(details))}</div>')
+            parts.append(f'<div class="calmqa-meta">{inert("; ".join(details), "html")}</div>')
             parts.append(
                 _text_block("Answer", a["text"])
                 if a["text"]

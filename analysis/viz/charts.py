@@ -65,8 +65,21 @@ def model_language_heatmap(
     """Models (rows, in the paper's order) by language (columns, by resource level with a line between
     the groups: `x` is the column of the language's label or of its name), one panel per value of
     `column` (by default the question types, in the paper's order), a percentage from 0 to 100 printed
-    without decimals."""
+    without decimals. Only the models of `orders.drawn` are drawn, the subtitle says how many more the
+    figure's CSV has (it is written from `cells`, every model's rows)."""
     by_label = x == "language_label"
+    models = orders.models
+    if orders.drawn is not None:
+        left_out = cells.filter(~pl.col("model").is_in(orders.drawn))["model"].n_unique()
+        if left_out:
+            cells = cells.filter(pl.col("model").is_in(orders.drawn))
+            models = orders.drawn
+            lines = [subtitle] if isinstance(subtitle, str) else list(subtitle or [])
+            subtitle = [
+                *lines,
+                f"The {len(orders.drawn)} models drawn are the release's and the imported ones with the most "
+                f"answers; the figure's CSV has the rows of {left_out:,} more models.",
+            ]
     return heatmap(
         cells,
         x=x,
@@ -81,7 +94,7 @@ def model_language_heatmap(
         better=better,
         domain=PERCENT_DOMAIN,
         x_order=orders.labels if by_label else orders.languages,
-        y_order=orders.models,
+        y_order=models,
         column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
         x_dividers=_present(orders.divider(by_label)),
         x_title=LANGUAGE_GROUPS,

@@ -16,13 +16,13 @@ escaped (great_tables escapes cell text; the few formatters here escape their ow
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from ..analyses.dimensions import MODEL_DISPLAY_NAMES
+from ..core.text import inert
 from ..core.vocabulary import QUESTION_TYPE_LABELS
 
 MISSING = "–"
@@ -719,7 +719,7 @@ def _markdown_inline(text: str) -> str:
     """Escaped text with Markdown's `code`, **bold** and *italics* as HTML (notes of the claims registry)."""
     if text is None:
         return ""
-    text = html.escape(text)
+    text = inert(text, "html")
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
     text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
     return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", text)
@@ -728,7 +728,7 @@ def _markdown_inline(text: str) -> str:
 def _p_value(value) -> str:
     if value is None:
         return ""
-    return html.escape("< 0.001" if value < 0.001 else f"{value:.3f}")
+    return inert("< 0.001" if value < 0.001 else f"{value:.3f}", "html")
 
 
 def _display_values(frame: pl.DataFrame, spec: Spec) -> pl.DataFrame:
@@ -788,8 +788,8 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     fill = {k: ("" if v is None else str(v)) for k, v in first.items()}
     title = (caption if caption is not None else spec.caption).format_map(_Defaulting(fill))
     if frame.height == 0:
-        words = html.escape(title or "This table")
-        return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {html.escape(spec.empty)}.</p>', 0)
+        words = inert(title or "This table", "html")
+        return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {inert(spec.empty, "html")}.</p>', 0)
     without_values = [c for c in spec.hide_when_empty if c in frame.columns and frame[c].null_count() == frame.height]
     data = _display_values(frame, spec).drop([c for c in (*spec.hide, *without_values) if c in frame.columns])
     spanners, base = dict(spec.spanners), {}
