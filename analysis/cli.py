@@ -46,7 +46,7 @@ def _build_db(args) -> int:
         dask=args.dask,
     )
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
-    counts.pop("stage_seconds"), counts.pop("stage_peak_mib")
+    counts.pop("stage_seconds"), counts.pop("stage_peak_mib"), counts.pop("peak_mib")
     summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
     imported = f"; {replayed} kept import{'s' if replayed != 1 else ''} replayed" if replayed else ""
     print(f"built {args.db} from {args.source} in {seconds} s: {summary}{imported}")

@@ -406,6 +406,25 @@ def test_a_scheduler_without_workers_ends_the_build_with_one_message(study, db, 
 # ------------------------------------------------------------------------------------ without DASK
 
 
+def test_the_build_reports_its_peak_memory_over_all_its_stages(study, tmp_path, monkeypatch):
+    """Each stage measures its own peak afresh (which forgets the one before): the build's peak still
+    counts a stage that held much more than those after it."""
+    write_tables = surface.write_tables
+    held = 300 * 2**20
+
+    def write_tables_holding_memory(con, workers):
+        ballast = b"\x01" * held  # written, so resident
+        write_tables(con, workers)
+        del ballast
+
+    monkeypatch.setattr(surface, "write_tables", write_tables_holding_memory)
+    result = build(study[0], tmp_path / "x.duckdb", verify=False, progress=False)
+    peaks = result["stage_peak_mib"]
+    assert peaks["surface"] >= held // 2**20
+    assert peaks["checks"] < peaks["surface"]
+    assert result["peak_mib"] >= peaks["surface"]
+
+
 def test_without_dask_nothing_imports_dask(study, tmp_path):
     code = (
         "import sys; from analysis.pipeline.build import build; "

@@ -43,7 +43,7 @@ def build(
     `imports_folder` (by default the one beside `db_path`), the verdict stages on the Dask cluster `dask`
     names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the number of
     imports replayed, the seconds of the build and of each stage, and this process's peak memory in each
-    stage (MiB; without the worker processes)."""
+    stage and over the whole build (MiB; without the worker processes)."""
     source, db_path = Path(source), store.resolve(db_path, writing=True)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
     own_folder = imports_folder == paths.imports_folder(db_path)
@@ -57,10 +57,14 @@ def build(
     started = time.monotonic()
     stage_seconds: dict[str, float] = {}
     stage_peak_mib: dict[str, int | None] = {}
+    # Each stage starts its own measure of the peak, which forgets the one before: the build's peak is
+    # the largest of those read before each start and at the end.
+    peaks_before_stages: list[int | None] = []
 
     @contextlib.contextmanager
     def stage(name: str):
         begun = time.monotonic()
+        peaks_before_stages.append(timings.peak_memory_mib())
         timings.reset_peak_memory()
         yield
         stage_seconds[name] = round(time.monotonic() - begun, 2)
@@ -101,4 +105,5 @@ def build(
         "seconds": round(time.monotonic() - started, 1),
         "stage_seconds": stage_seconds,
         "stage_peak_mib": stage_peak_mib,
+        "peak_mib": max((p for p in [*peaks_before_stages, timings.peak_memory_mib()] if p is not None), default=None),
     }
