@@ -688,8 +688,8 @@ def cluster_comparison(results: list[dict]) -> list[str]:
         f"driver's peak memory over the whole build was {_driver_peak(largest):,} MiB (target: under 1,024 MiB: "
         f"{'met' if _driver_peak(largest) < 1024 else 'not met'})"
         + (
-            f", set by the {highest} stage ({peaks[highest]:,} MiB), which runs on the driver alike with or "
-            "without a cluster"
+            f", set by the {highest} stage ({peaks[highest]:,} MiB)"
+            + ("" if highest in VERDICT_STAGES else ", which runs on the driver alike with or without a cluster")
             if highest
             else ""
         )
