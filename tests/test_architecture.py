@@ -44,6 +44,7 @@ def test_the_layer_contracts_hold():
     assert "3 kept, 0 broken" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "module, line",
     [
@@ -73,6 +74,7 @@ def _notebook_imports(notebook) -> list[str]:
     return lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notebook", sorted(paths.NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
 def test_a_notebooks_imports_are_light(notebook):
     """What a notebook imports loads none of the heavy libraries. How long the imports take is measured

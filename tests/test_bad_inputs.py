@@ -154,6 +154,7 @@ def good_database(tmp_path_factory, language_id_model) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_bad_input_is_refused_and_the_database_kept(case, tmp_path, good_database):
     break_it, expected = CASES[case]
@@ -171,6 +172,7 @@ def test_bad_input_is_refused_and_the_database_kept(case, tmp_path, good_databas
     assert sorted(p.name for p in tmp_path.iterdir()) == ["calmqa.duckdb", "calmqa.duckdb.lock", "release"]
 
 
+@pytest.mark.slow
 def test_several_problems_in_one_file_are_reported_together(tmp_path):
     folder = write_release(tmp_path / "release", gzip_files=False)
     write_ratings(folder, [rating_row(rating="0"), rating_row(annotation_id="9", model="bard", omissions="?")])

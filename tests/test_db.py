@@ -104,6 +104,7 @@ def test_unverified_build_of_own_files(tmp_path, language_id_model):
     assert counts["questions"] == 4 and counts["ratings"] == 1
 
 
+@pytest.mark.slow
 def test_two_builds_give_identical_tables(tmp_path, language_id_model):
     source = write_release(tmp_path / "release")
     first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"

@@ -33,6 +33,7 @@ def test_every_path_the_readme_names_exists():
     assert not missing, f"README names files that do not exist: {missing}"
 
 
+@pytest.mark.slow
 def test_readme_names_every_make_target_it_uses():
     import subprocess
 

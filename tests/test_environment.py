@@ -51,6 +51,7 @@ def test_every_dependency_is_pinned_exactly():
         assert "==" in spec, f"{spec} is not pinned to one version"
 
 
+@pytest.mark.slow
 def test_every_imported_library_is_declared():
     """Each third-party module that analysis/, scripts/ or tests/ import belongs to a declared distribution."""
     declared = {_requirement(spec)[0] for spec in DECLARED}

@@ -17,6 +17,7 @@ def gradient_heatmap(values) -> object:
     return heatmap.heatmap(table, x="model", y="language", value="share", title="shares"), table
 
 
+@pytest.mark.slow
 def test_the_png_is_the_bytes_altair_draws_and_the_svg_its_drawing(tmp_path):
     chart, table = gradient_heatmap([0.1, 0.5, 0.7, 0.9])
     export.save_figure(chart, table, tmp_path, "figure")
@@ -34,6 +35,7 @@ def test_the_png_is_the_bytes_altair_draws_and_the_svg_its_drawing(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_a_figures_svg_does_not_depend_on_what_was_drawn_before(tmp_path):
     chart, table = gradient_heatmap([0.1, 0.5, 0.7, 0.9])
     export.save_figure(chart, table, tmp_path / "first", "figure")
@@ -78,6 +80,7 @@ def test_static_exports_are_timed_when_asked(tmp_path, monkeypatch):
     assert len(timings.read(tmp_path / "steps.jsonl")) == 4
 
 
+@pytest.mark.slow
 def test_the_vega_bundle_is_kept_by_version(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "BUILD", tmp_path)
     from altair.utils._importers import import_vl_convert, vl_version_for_vl_convert

@@ -167,6 +167,7 @@ def test_an_import_into_a_read_only_file_system(db, tmp_path, capsys):
         assert digest(target) == before and beside(target) == []
 
 
+@pytest.mark.slow
 def test_an_import_and_a_build_on_a_full_disk(db, tmp_path, capsys):
     answers = tmp_path / "answers.csv"
     answers.write_text(ANSWERS + "german:0,German,my-model,Antwort.\n", encoding="utf-8")
@@ -184,6 +185,7 @@ def test_an_import_and_a_build_on_a_full_disk(db, tmp_path, capsys):
         assert digest(target) == before and beside(target) == []
 
 
+@pytest.mark.slow
 def test_an_unreadable_file_and_an_unwritable_folder(db, tmp_path):
     """Run as another user (root reads and writes everything): the reason, not a PermissionError."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
@@ -256,6 +258,7 @@ def test_make_refuses_a_name_it_cannot_carry_and_says_why(variable, value, reaso
     assert not (paths.ROOT / "INJECTED").exists() and not Path("INJECTED").exists()
 
 
+@pytest.mark.slow
 def test_make_carries_any_file_name_to_an_import_quoted(db, tmp_path):
     """FILE and VERIFICATION reach the command single-quoted: backticks, `$(...)`, spaces and colons are
     part of the name, nothing runs."""
@@ -278,6 +281,7 @@ def test_make_carries_any_file_name_to_an_import_quoted(db, tmp_path):
 # --------------------------------------------------------------------------------------------- races
 
 
+@pytest.mark.slow
 def test_an_import_waiting_for_a_rebuild_resolves_its_ids_in_the_rebuilt_database(db, tmp_path, capsys):
     """The import validates and resolves names under the lock that writes: a rebuild that holds the lock
     and renumbers the questions (a language added before German) comes first, and the answer lands on

@@ -989,6 +989,7 @@ claims_case(
 # ---------------------------------------------------------------------------------------- the tests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CASES, ids=list(CASES))
 def test_hostile_input(name, request, tmp_path, shared_database, capsys):
     hostile = CASES[name]

@@ -134,7 +134,6 @@ class Case:
     status: int = 2
     unchanged: bool = True
     check: Callable[[Work, Run], None] | None = None
-    slow: bool = False  # it builds a database (seconds): left out of `make test-fast`
 
 
 CASES: dict[str, Case] = {}
@@ -148,11 +147,10 @@ def case(
     status: int = 2,
     unchanged: bool | None = None,
     check=None,
-    slow: bool = False,
 ):
     key = f"{kind}: {name}"
     assert key not in CASES, key
-    CASES[key] = Case(kind, prepare, expect, status, status != 0 if unchanged is None else unchanged, check, slow)
+    CASES[key] = Case(kind, prepare, expect, status, status != 0 if unchanged is None else unchanged, check)
 
 
 def import_answers(content: str, name: str = "answers.csv", kind: str = "answers"):
@@ -313,7 +311,6 @@ case(
     "built",
     status=0,
     check=the_new_database_opens,
-    slow=True,
 )
 
 
@@ -472,7 +469,6 @@ case(
     "interrupted",
     status=130,
     check=killed_before_the_database,
-    slow=True,
 )
 case(
     3,
@@ -482,7 +478,6 @@ case(
     status=130,
     unchanged=False,  # the database was replaced: the import had succeeded
     check=killed_before_the_manifest,
-    slow=True,
 )
 
 
@@ -511,7 +506,6 @@ case(
     "built",
     status=0,
     check=nothing_replayed,
-    slow=True,
 )
 
 
@@ -600,7 +594,6 @@ case(
     "built",
     status=0,
     check=link_kept,
-    slow=True,
 )
 case(
     4,
@@ -673,7 +666,6 @@ case(
     "built",
     status=0,
     check=none_of_the_other,
-    slow=True,
 )
 
 
@@ -695,7 +687,6 @@ case(
     "built",
     status=0,
     check=its_own_replayed,
-    slow=True,
 )
 
 
@@ -1188,9 +1179,8 @@ case(
 # -------------------------------------------------------------------------------------------- the test
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(name, marks=pytest.mark.slow if c.slow else ()) for name, c in CASES.items()], ids=list(CASES)
-)
+@pytest.mark.slow  # a hundred commands, many building a database: `make test` runs them, the fast tier does not
+@pytest.mark.parametrize("name", CASES, ids=list(CASES))
 def test_hostile_input(name, tmp_path, tiny_database, capsys, monkeypatch):
     hostile = CASES[name]
     (tmp_path / "db").mkdir()
@@ -1277,6 +1267,7 @@ def test_make_figures_with_300_imported_models(database, tmp_path):
 # ----------------------------------------------------------------- 10. validation linear in the input
 
 
+@pytest.mark.slow
 def test_100000_new_models_are_validated_in_seconds(tiny_database, tmp_path):
     """The identity checks are one pass over the rows: 100,000 answers of 100,000 new models (a scan of
     every row for each model took minutes)."""
@@ -1335,6 +1326,7 @@ def test_check_reports_sees_no_request_from_a_hostile_display_name(chromium, tin
         assert name in result.values["text"]
 
 
+@pytest.mark.slow
 def test_a_fifo_never_hangs_a_command(tmp_path):
     """A FIFO as DB= or FILE= is refused at once (opening it to read would wait for a writer)."""
     fifo_path = tmp_path / "pipe.duckdb"

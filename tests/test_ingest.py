@@ -66,6 +66,7 @@ def _tiny(folder):
         return {t: con.sql(f"SELECT * FROM {t} ORDER BY ALL").pl() for t in ("questions", "answers", "ratings")}
 
 
+@pytest.mark.slow
 def test_tiny_release_gz_and_plain_json_agree(tmp_path, language_id_model):
     a = _tiny(write_release(tmp_path / "gz"))
     b = _tiny(write_release(tmp_path / "plain", gzip_files=False))

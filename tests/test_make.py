@@ -11,6 +11,9 @@ import pytest
 
 from analysis.core import paths
 
+# Every test here runs make in a copy of the project: `make test` runs them, the fast tier does not.
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
 SOURCES = [
     "Makefile",
@@ -87,6 +90,7 @@ def rebuilt(project, *changed, variables=()) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_an_up_to_date_project_rebuilds_nothing(project):
     assert rebuilt(project) == set()
 

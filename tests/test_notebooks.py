@@ -65,6 +65,7 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
     assert page.count("window.vegaEmbed=") == 1
 
 
+@pytest.mark.slow
 def test_failed_notebook_names_the_cell_and_leaves_no_report(tmp_path):
     with pytest.raises(NotebookFailed) as info:
         run.run_notebook(

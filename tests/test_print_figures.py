@@ -210,6 +210,7 @@ def heatmap_pdf(tmp_path_factory) -> Path:
     return print_pdf.save(wide_heatmap(), tmp_path_factory.mktemp("print") / "heatmap.pdf")
 
 
+@pytest.mark.slow
 def test_a_model_language_heatmap_prints_on_a_page_with_legible_labels(heatmap_pdf):
     path = heatmap_pdf
     width, height, glyphs = read_pdf(path)
@@ -224,6 +225,7 @@ def test_a_model_language_heatmap_prints_on_a_page_with_legible_labels(heatmap_p
     assert {"err", "n/i"} <= {r.text for r in runs}
 
 
+@pytest.mark.slow
 def test_a_cell_without_a_value_is_printed_without_a_label(tmp_path):
     cells, orders = model_language_cells(4)
     cells = cells.with_columns(value=pl.when(pl.int_range(pl.len()) == 0).then(None).otherwise(pl.col("value")))
@@ -232,6 +234,7 @@ def test_a_cell_without_a_value_is_printed_without_a_label(tmp_path):
     assert "null" not in texts and "NaN" not in texts and "100" in texts
 
 
+@pytest.mark.slow
 def test_the_print_check_finds_a_figure_too_wide_for_a_page(tmp_path):
     path = print_pdf.save(wide_heatmap(n_languages=40), tmp_path / "too_wide.pdf")
     problems = print_problems(path)
@@ -256,6 +259,7 @@ def test_save_figure_writes_a_print_pdf_for_every_kind_of_chart(tmp_path):
     assert width <= COLUMN and print_problems(tmp_path / "bars.pdf") == []
 
 
+@pytest.mark.slow
 def test_print_pdfs_are_byte_stable_with_embedded_truetype_fonts(heatmap_pdf, tmp_path):
     first = heatmap_pdf.read_bytes()
     assert print_pdf.save(wide_heatmap(), tmp_path / "again.pdf").read_bytes() == first

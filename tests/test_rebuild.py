@@ -62,6 +62,7 @@ def _import_a_model_and_a_question(tmp_path, db_path):
     return imports.import_file("answers", answers, db_path), imports.import_file("questions", questions, db_path)
 
 
+@pytest.mark.slow
 def test_a_rebuild_replays_the_kept_imports_into_the_same_tables(tmp_path, tiny):
     source, db_path = tiny
     answers, questions = _import_a_model_and_a_question(tmp_path, db_path)
@@ -85,6 +86,7 @@ def test_a_rebuild_replays_the_kept_imports_into_the_same_tables(tmp_path, tiny)
     assert _tables(db_path) == imported
 
 
+@pytest.mark.slow
 def test_an_import_that_changes_nothing_is_not_kept(tmp_path, tiny):
     _, db_path = tiny
     first, _ = _import_a_model_and_a_question(tmp_path, db_path)
@@ -104,6 +106,7 @@ def test_a_failed_import_keeps_nothing(tmp_path, tiny):
     assert _digest(db_path) == before and not paths.imports_folder(db_path).exists()
 
 
+@pytest.mark.slow
 def test_a_changed_kept_file_stops_the_build_and_keeps_the_database(tmp_path, tiny):
     source, db_path = tiny
     _import_a_model_and_a_question(tmp_path, db_path)
@@ -115,6 +118,7 @@ def test_a_changed_kept_file_stops_the_build_and_keeps_the_database(tmp_path, ti
     assert _digest(db_path) == before
 
 
+@pytest.mark.slow
 def test_a_database_copied_without_its_imports_cannot_be_imported_into(tmp_path, tiny):
     _, db_path = tiny
     _import_a_model_and_a_question(tmp_path, db_path)
@@ -151,6 +155,7 @@ def test_the_checks_find_broken_references_missing_verdicts_and_other_counts(tmp
         assert "questions in German: 3 rows, expected.csv expects 4" in checks.failures(con, part, expected)
 
 
+@pytest.mark.slow
 def test_a_failed_check_leaves_the_previous_database(tmp_path, tiny, monkeypatch, capsys):
     source, db_path = tiny
     before = _digest(db_path)

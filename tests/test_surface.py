@@ -51,6 +51,7 @@ def test_unreliable_cld2_verdict_falls_back_to_langid():
     assert "cld2" in verdict.raw and "langid" in verdict.raw
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["langid-batch", "langid", "py3langid"])
 def test_langid_engines_identify_clear_texts(engine):
     verdicts = Identifier(engine).identify([ENGLISH, GERMAN, HEBREW], ["English", "German", "Hebrew"])
@@ -58,6 +59,7 @@ def test_langid_engines_identify_clear_texts(engine):
     assert {v.engine for v in verdicts} == {engine}
 
 
+@pytest.mark.slow
 def test_langid_batch_reproduces_the_langid_package(tmp_path):
     texts = [
         ENGLISH,
