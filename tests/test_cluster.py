@@ -35,6 +35,9 @@ from analysis.core.errors import WorkerRefused
 from analysis.pipeline import executors, imports, surface
 from analysis.pipeline.build import build
 
+# Every test starts a cluster, builds a database or loads the models: `make test` only.
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).resolve().parent
 
 # Sentences in the languages the n-gram engine judges, their neighbours and others, so that the
@@ -183,7 +186,6 @@ def test_a_build_on_a_local_cluster_gives_the_tables_of_the_forked_processes(stu
     assert_same_tables(on_cluster, pool)
 
 
-@pytest.mark.slow
 def test_an_import_on_a_cluster_gives_the_verdicts_of_one_without(study, cluster, tmp_path):
     folder, pool = study
     answers = tmp_path / "answers.csv"
@@ -237,7 +239,6 @@ class KillOnce(distributed.WorkerPlugin):
             os.kill(victim, signal.SIGKILL)
 
 
-@pytest.mark.slow
 def test_a_worker_killed_in_the_surface_stage_has_its_chunk_run_again(study, cluster, tmp_path, monkeypatch):
     folder, pool = study
     marker = tmp_path / "killed"
@@ -267,7 +268,6 @@ def db(study, tmp_path) -> Path:
     return path
 
 
-@pytest.mark.slow
 def test_an_unreachable_scheduler_ends_the_build_with_one_message(study, db, capsys):
     before = digest(db)
     address = f"tcp://127.0.0.1:{closed_port()}"
@@ -304,7 +304,6 @@ def scheduler_address(scheduler_file: Path, seconds: float = 60) -> str:
             time.sleep(0.2)
 
 
-@pytest.mark.slow
 def test_a_scheduler_that_goes_away_ends_the_build_and_leaves_the_database(study, db, tmp_path, capsys):
     before = digest(db)
     scheduler_file = tmp_path / "scheduler.json"
@@ -392,7 +391,6 @@ def test_a_worker_that_joins_later_with_another_version_is_refused_before_it_com
         dask_executor._run("token-of-another-build", computed.append, "a chunk")
 
 
-@pytest.mark.slow
 def test_a_scheduler_without_workers_ends_the_build_with_one_message(study, db, capsys):
     before = digest(db)
     with distributed.LocalCluster(n_workers=0, dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as empty:
