@@ -44,6 +44,7 @@ def _build_db(args) -> int:
         nativqa_folder=Path(args.nativqa),
         imports_folder=Path(args.imports) if args.imports else None,
         dask=args.dask,
+        language_id_model=Path(args.language_id_model),
     )
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
     counts.pop("stage_seconds"), counts.pop("stage_peak_mib"), counts.pop("peak_mib")
@@ -56,7 +57,12 @@ def _build_db(args) -> int:
 def _run_notebook(args) -> int:
     from .reporting import run
 
-    run.run_notebook(args.name, db_path=Path(args.db), **run.output_roots(args.out))
+    run.run_notebook(
+        args.name,
+        db_path=Path(args.db),
+        language_id=Path(args.language_id) if args.language_id else None,
+        **run.output_roots(args.out),
+    )
     return 0
 
 
@@ -64,7 +70,14 @@ def _import(args) -> int:
     from .pipeline import imports
 
     print(
-        imports.import_file(args.kind, Path(args.file), Path(args.db), verification=args.verification, dask=args.dask)
+        imports.import_file(
+            args.kind,
+            Path(args.file),
+            Path(args.db),
+            verification=args.verification,
+            language_id_model=Path(args.language_id_model),
+            dask=args.dask,
+        )
     )
     return 0
 
@@ -188,6 +201,11 @@ def parser() -> argparse.ArgumentParser:
         "e.g. data/calmqa.duckdb-imports for data/calmqa.duckdb)",
     )
     build.add_argument(
+        "--language-id-model",
+        default=str(paths.LANGUAGE_ID_MODEL),
+        help="the language identification trained from the same release (`make` trains one per database)",
+    )
+    build.add_argument(
         "--no-verify",
         dest="verify",
         action="store_false",
@@ -203,6 +221,11 @@ def parser() -> argparse.ArgumentParser:
         "--out",
         default=str(paths.ROOT),
         help="folder of the outputs: figures/ and reports/ under it (and build/executed/), by default the project's",
+    )
+    run.add_argument(
+        "--language-id",
+        help="the folder of the database's language identification (`make language-id-eval` writes its "
+        f"evaluation/ there; default {paths.LANGUAGE_ID_EVALUATION.parent})",
     )
     run.set_defaults(func=_run_notebook)
 
@@ -222,6 +245,11 @@ def parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(f"import-{kind}", help=f"import {text}; kept beside the database for `make db`")
         sub.add_argument("file")
         sub.add_argument("--db", default=str(paths.DATABASE))
+        sub.add_argument(
+            "--language-id-model",
+            default=str(paths.LANGUAGE_ID_MODEL),
+            help="the language identification the database was built with (`make` passes the database's)",
+        )
         if kind == "metrics":
             sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
         if kind == "answers":  # the one import that computes verdicts of many texts

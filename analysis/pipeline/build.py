@@ -36,14 +36,16 @@ def build(
     nativqa_folder: Path | str = paths.NATIVQA,
     imports_folder: Path | str | None = None,
     progress: bool | None = True,
+    language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
     dask: str | None = None,
 ) -> dict:
     """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
-    release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
-    `imports_folder` (by default the one beside `db_path`), the verdict stages on the Dask cluster `dask`
-    names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the number of
-    imports replayed, the seconds of the build and of each stage, and this process's peak memory in each
-    stage and over the whole build (MiB; without the worker processes)."""
+    release's checksums when `verify`), the NativQA tables of `nativqa_folder`, the imports kept in
+    `imports_folder` (by default the one beside `db_path`) and the language identification trained from
+    the same release (`language_id_model`; `make` trains one per database), the verdict stages on the Dask
+    cluster `dask` names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the
+    number of imports replayed, the seconds of the build and of each stage, and this process's peak memory
+    in each stage and over the whole build (MiB; without the worker processes)."""
     source, db_path = Path(source), store.resolve(db_path, writing=True)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
     own_folder = imports_folder == paths.imports_folder(db_path)
@@ -72,7 +74,7 @@ def build(
 
     # The NativQA tables and the n-gram engine are read and checked first: a problem stops the build at once.
     nativqa_frames = nativqa_files.read_folder(nativqa_folder)
-    models = executors.VerdictModels.read()
+    models = executors.VerdictModels.read(language_id_model)
     # The workers of the surface and language_id_all stages are started next: forked while this process
     # holds little memory and no database (`executors.start`), or the cluster reached before anything is written.
     with executors.start(models, dask=dask) as workers, store.create(db_path, then=list_replayed) as con:

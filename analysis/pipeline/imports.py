@@ -335,10 +335,16 @@ def _sync_manifest(db_path: Path, folder: Path) -> None:
 
 
 def import_file(
-    kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None, dask: str | None = None
+    kind: str,
+    path: Path | str,
+    db_path: Path | str,
+    verification: Path | str | None = None,
+    language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
+    dask: str | None = None,
 ) -> ImportSummary:
-    """Validate the file, apply it to the database with the verdicts of what it adds or changes, and keep
-    it beside the database when it changed anything (`make import-answers|metrics|questions`). The
+    """Validate the file, apply it to the database with the verdicts of what it adds or changes (the
+    language verdicts in every language by `language_id_model`, the one the database was built with), and
+    keep it beside the database when it changed anything (`make import-answers|metrics|questions`). The
     verdicts of the answers it adds or changes are computed on worker processes forked here, or with
     `dask` on the Dask cluster it names (`local:N` or `tcp://host:port`)."""
     if kind not in KINDS:
@@ -364,7 +370,7 @@ def import_file(
             if not applied.summary.changes_anything:
                 writing.unchanged()
             if applied.answer_ids:
-                with executors.start(executors.VerdictModels.read(), dask=dask) as workers:
+                with executors.start(executors.VerdictModels.read(language_id_model), dask=dask) as workers:
                     surface.refresh_answers(con, applied.answer_ids, workers)
                     language_verdicts.refresh(con, applied.answer_ids, workers)
             if applied.question_ids:
