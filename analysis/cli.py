@@ -43,10 +43,11 @@ def _build_db(args) -> int:
         verify=args.verify,
         nativqa_folder=Path(args.nativqa),
         imports_folder=Path(args.imports) if args.imports else None,
+        dask=args.dask,
         language_id_model=Path(args.language_id_model),
     )
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
-    counts.pop("stage_seconds")
+    counts.pop("stage_seconds"), counts.pop("stage_peak_mib"), counts.pop("peak_mib")
     summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
     imported = f"; {replayed} kept import{'s' if replayed != 1 else ''} replayed" if replayed else ""
     print(f"built {args.db} from {args.source} in {seconds} s: {summary}{imported}")
@@ -75,6 +76,7 @@ def _import(args) -> int:
             Path(args.db),
             verification=args.verification,
             language_id_model=Path(args.language_id_model),
+            dask=args.dask,
         )
     )
     return 0
@@ -141,8 +143,10 @@ def _check_reports(args) -> int:
 def _screenshots(args) -> int:
     from .reporting import screenshots
 
-    screenshots.take([Path(p) for p in args.pages], Path(args.out))
-    return 0
+    _, problems = screenshots.take(
+        [Path(p) for p in args.pages], Path(args.out), explorer_db=Path(args.db) if args.db else None
+    )
+    return 1 if problems else 0
 
 
 def _docs(args) -> int:
@@ -161,6 +165,15 @@ def _check_paper(args) -> int:
     except InputError as exc:
         raise Failure(f"the claims registry is invalid: {exc}") from None
     return 0 if paper_check.print_report(results) else 1
+
+
+def _dask_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="compute the verdicts on a Dask cluster: local:N (N worker processes on this machine) or the "
+        "scheduler's tcp://host:port (docs/performance.md, section On a cluster); by default on processes forked here",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -200,6 +213,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_false",
         help="accept files whose checksums differ from the pinned release (your own version)",
     )
+    _dask_option(build)
     build.set_defaults(func=_build_db)
 
     run = commands.add_parser("run-notebook", help="execute a notebook with Papermill and write its report")
@@ -240,7 +254,9 @@ def parser() -> argparse.ArgumentParser:
         )
         if kind == "metrics":
             sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
-        sub.set_defaults(func=_import, kind=kind, verification=None)
+        if kind == "answers":  # the one import that computes verdicts of many texts
+            _dask_option(sub)
+        sub.set_defaults(func=_import, kind=kind, verification=None, dask=None)
 
     for name, func, out, text in (
         (
@@ -287,10 +303,12 @@ def parser() -> argparse.ArgumentParser:
 
     shots = commands.add_parser(
         "screenshots",
-        help="whole-page screenshots of reports at 1400 and 1024 px wide, for review (headless Chromium, network off)",
+        help="whole-page screenshots of reports (and, with --db, of the explorer in JupyterLab) at 1400 and 1024 px "
+        "wide, for review (headless Chromium); fails when a chart does not fit its place or has text under 9 px",
     )
     shots.add_argument("pages", nargs="+")
     shots.add_argument("--out", default=str(paths.BUILD / "screenshots"))
+    shots.add_argument("--db", help="the database the explorer (notebooks/00_explore.ipynb) opens in JupyterLab")
     shots.set_defaults(func=_screenshots)
 
     docs = commands.add_parser(

@@ -280,6 +280,10 @@ def test_every_generic_report_of_the_example(example_database, tmp_path):
     index.write_index(roots["reports_root"], roots["figures_root"], db_path=example_database)
     page = (roots["reports_root"] / "index.html").read_text(encoding="utf-8")
     assert "A made-up study of long-form answers in four African languages: reports" in page
+    # each report's navigation links the study's reports only, never a paper-only report it does not get
+    report = (roots["reports_root"] / "03_surface_quality.html").read_text(encoding="utf-8")
+    assert "04_answer_scores.html" in report
+    assert not [n for n in ("07_nativqa_results", "08_paper_reproduction", "10_language_identification") if n in report]
     figures = roots["figures_root"]
     # the heatmaps' CSVs keep CaLMQA's column names, with the study's models and languages
     cells = pl.read_csv(figures / "03_surface_quality" / "heatmap_pct_correct_language.csv")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surface
+from ..analyses import answer_verdicts, human_evaluation, nativqa, paper_items, scores, surface
 from ..analyses.dimensions import Orders
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
 from .heatmap import CELL, heatmap
@@ -28,6 +28,8 @@ from .theme import (
     BOX_LABEL_PRINT_SCALE,
     CELL_LABEL,
     CHARACTER_WIDTH,
+    CLAIM_STATUS_COLOURS,
+    COEFFICIENT_DOMAIN,
     CONFIG,
     PERCENT_DOMAIN,
     PRINT_PADDING,
@@ -35,11 +37,20 @@ from .theme import (
     PRINT_WIDTHS,
     SCHEMES,
     altair,
+    ordinal_scale,
     print_layout,
 )
 
 if TYPE_CHECKING:
     import altair as alt
+
+# The room a chart has in a report read in a window 1024 px wide, and what a chart of panels keeps of it
+# for a legend beside them and between two panels, in pixels: panels wrap into as many columns as fit.
+SCREEN_ROOM = 900
+LEGEND_ROOM = 150
+PANEL_GAP = 24
+VERDICT_PANEL_WIDTH, VERDICT_PANEL_HEIGHT = 140, 70
+
 
 # ---------------------------------------------------------------- model x language heatmaps
 
@@ -117,7 +128,15 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
     if identification == "all":
         title += ", every language (beyond the paper; ‡ identified by the new engine)"
     return model_language_heatmap(
-        cells, metric, orders, title=title, value_title=surface.METRICS[metric], better=surface.BETTER[metric]
+        cells,
+        metric,
+        orders,
+        title=title,
+        value_title=surface.METRICS[metric],
+        better=surface.BETTER[metric],
+        column_order=list(
+            paper_items.question_type_order(paper_items.SURFACE_FIGURES.get(metric), orders.question_types)
+        ),
     )
 
 
@@ -146,6 +165,10 @@ def score_heatmap(
     """Notebooks 04 and 06: one score (x 100) by model and language, per question type (or per group, in
     `column_order`), with the caveats a reader needs in `subtitle`."""
     tooltip = ["model", "language", column, "n_answers", "n_valid", value, "ci_low", "ci_high", "status"]
+    if column == "question_type" and column_order is None:
+        column_order = list(
+            paper_items.question_type_order(paper_items.SCORE_FIGURES.get(value), orders.question_types)
+        )
     return model_language_heatmap(
         cells,
         value,
@@ -195,8 +218,7 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
         cells,
         "pct_english",
         orders.without("English"),
-        x="language",
-        status=None,
+        x="language_label",
         better="lower",
         value_title="% in English",
         title="Answers in English to questions in another language, by model and language (paper Figure 16)",
@@ -210,6 +232,7 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
             "pct_english",
             "ci_low",
             "ci_high",
+            "status",
         ],
     )
 
@@ -338,6 +361,7 @@ def similarity_heatmap(
         x_order=order,
         y_order=order,
         value_format=".2f",
+        domain=COEFFICIENT_DOMAIN,
         x_dividers=list(dividers),
         y_dividers=list(dividers),
         tooltip=["group_a", "group_b", "bc", "hellinger"],
@@ -349,22 +373,42 @@ def similarity_heatmap(
 
 
 def _panels_by_resource_level(
-    panel: Callable[[bool], alt.Chart], field: str, present: list[str], orders: Orders, independent_x: bool = False
-) -> alt.HConcatChart:
-    """The chart `panel(with_row_labels)` faceted by `field` (languages): one titled group of panels per
-    resource level, side by side, the row labels on the first group only."""
+    panel: Callable[[], alt.Chart],
+    field: str,
+    present: list[str],
+    orders: Orders,
+    panel_width: int,
+    row_label_chars: int,
+    independent_x: bool = False,
+) -> alt.VConcatChart:
+    """The chart `panel()` faceted by `field` (languages): one titled group of panels per resource
+    level, the groups stacked, each wrapped into as many columns as a report's width holds."""
     alt = altair()
+    columns = _panel_columns(panel_width, row_label_chars)
     parts = []
-    for index, (name, members) in enumerate(orders.groups(present)):
+    for name, members in orders.groups(present):
         part = (
-            panel(index == 0)
+            panel()
             .transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
-            .facet(column=alt.Column(f"{field}:N", title=None, sort=members))
+            .facet(facet=alt.Facet(f"{field}:N", title=None, sort=members), columns=min(columns, len(members)))
         )
         if independent_x:
             part = part.resolve_scale(x="independent")
-        parts.append(part.properties(title=alt.TitleParams(name, anchor="middle") if name else ""))
-    return alt.hconcat(*parts, spacing=16).resolve_scale(color="shared")
+        parts.append(part.properties(title=alt.TitleParams(name, anchor="start", fontSize=12) if name else ""))
+    return alt.vconcat(*parts, spacing=14).resolve_scale(color="shared")
+
+
+def _panel_columns(panel_width: int, row_label_chars: int) -> int:
+    """How many panels of `panel_width` fit side by side in `SCREEN_ROOM` beside their row labels and a
+    legend."""
+    row_labels = row_label_chars * CHARACTER_WIDTH * CONFIG["axis"]["labelFontSize"] + 12
+    return max(1, int((SCREEN_ROOM - row_labels - LEGEND_ROOM) // (panel_width + PANEL_GAP)))
+
+
+def _widest_row(present: list[str], orders: Orders, panel_width: int, row_label_chars: int) -> int:
+    """The most panels any row of `_panels_by_resource_level` holds."""
+    columns = _panel_columns(panel_width, row_label_chars)
+    return max((min(columns, len(members)) for _, members in orders.groups(present)), default=1)
 
 
 def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: int, size: str = "page") -> float:
@@ -378,7 +422,7 @@ def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: 
 
 # ---------------------------------------------------------------- 05 human evaluation
 
-RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 220, 90
+RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 200, 90
 
 
 def rating_distribution_chart(
@@ -392,7 +436,9 @@ def rating_distribution_chart(
 ) -> alt.Chart:
     """Stacked horizontal bars: the share of each level of `level_column` (worst first, in the order
     `ratings.level_distribution` lists them) for each model, one panel per value of `column` (question
-    types in the study's order; languages grouped by resource level; no panels for None)."""
+    types in the study's order; no panels for None). By language (the paper's Figure 26), the panels are
+    split by question type when the study has them: for each question type, its languages grouped by
+    resource level."""
     alt = altair()
     levels = distribution[level_column].unique(maintain_order=True).to_list()
     table = distribution.with_columns(
@@ -403,8 +449,9 @@ def rating_distribution_chart(
     )
     models = [m for m in orders.models if m in set(table["model"])]
     mean = f"mean_{level_column}"
+    width = RATING_PANEL_WIDTH if column != "language" else VERDICT_PANEL_WIDTH
 
-    def panel(with_row_labels: bool = True) -> alt.Chart:
+    def panel() -> alt.Chart:
         return (
             alt.Chart(table)
             .mark_bar()
@@ -415,11 +462,11 @@ def rating_distribution_chart(
                     title="share of ratings",
                     axis=alt.Axis(format="%", values=[0, 0.5, 1]),
                 ),
-                y=alt.Y("model:N", sort=models, title=None, axis=alt.Axis() if with_row_labels else None),
+                y=alt.Y("model:N", sort=models, title=None),
                 color=alt.Color(
                     "rating_label:O",
                     title=level_title,
-                    scale=alt.Scale(scheme=SCHEMES["higher"], domain=[str(level) for level in levels]),
+                    scale=ordinal_scale([str(level) for level in levels], best_first=False),
                 ),
                 order=alt.Order("level_order:Q"),
                 tooltip=[
@@ -431,7 +478,7 @@ def rating_distribution_chart(
                     *([alt.Tooltip(mean, title=f"mean {level_column}", format=".2f")] if mean in table.columns else []),
                 ],
             )
-            .properties(width=RATING_PANEL_WIDTH, height=RATING_PANEL_HEIGHT)
+            .properties(width=width, height=RATING_PANEL_HEIGHT)
         )
 
     longest_model = max((len(m) for m in models), default=1)
@@ -440,13 +487,39 @@ def rating_distribution_chart(
         return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
     present = table[column].unique().to_list()
     if column == "language":
-        chart = _panels_by_resource_level(panel, column, present, orders).properties(title=title)
-        return print_layout(chart, "page", _print_scale_for_panels(len(present), RATING_PANEL_WIDTH, longest_model))
-    # Side by side on screen, stacked in a column in print (`theme.PRINT_CONFIG`'s facet.columns).
+        types = (
+            [t for t in orders.question_types if t in set(table["question_type"])]
+            if "question_type" in table.columns
+            else []
+        )
+        if not types:
+            chart = _panels_by_resource_level(panel, column, present, orders, width, longest_model)
+        else:
+            blocks = [
+                _panels_by_resource_level(
+                    lambda t=question_type: panel().transform_filter(alt.datum.question_type == t),  # noqa: B023 - bound per block
+                    column,
+                    present,
+                    orders,
+                    width,
+                    longest_model,
+                ).properties(
+                    title=alt.TitleParams(
+                        f"{orders.question_type_labels.get(question_type, question_type)} questions", fontSize=13
+                    )
+                )
+                for question_type in types
+            ]
+            chart = alt.vconcat(*blocks, spacing=20).resolve_scale(color="shared")
+        per_row = _widest_row(present, orders, width, longest_model)
+        return print_layout(
+            chart.properties(title=title), "page", _print_scale_for_panels(per_row, width, longest_model)
+        )
+    # Stacked, on screen as in print (`theme.CONFIG`'s facet.columns).
     known = orders.positions(column) or []
     panels = [value for value in known if value in present] + sorted(v for v in present if v not in known)
     chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=panels)).properties(title=title)
-    return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
+    return print_layout(chart, "column", _print_scale_for_panels(1, width, longest_model, "column"))
 
 
 def criterion_distribution_chart(
@@ -538,7 +611,7 @@ def claims_status_chart(long: pl.DataFrame) -> alt.Chart:
                 "status:N",
                 sort=statuses,
                 title="status",
-                scale=alt.Scale(domain=statuses, scheme=SCHEMES["higher"], reverse=True),
+                scale=alt.Scale(domain=statuses, range=[CLAIM_STATUS_COLOURS.get(s, "#777777") for s in statuses]),
             ),
             order=alt.Order("position:Q"),
             tooltip=[alt.Tooltip("paper_name", title="paper"), "status", "claims"],
@@ -550,28 +623,26 @@ def claims_status_chart(long: pl.DataFrame) -> alt.Chart:
 
 # ---------------------------------------------------------------- 09 answer verdicts
 
-VERDICT_PANEL_WIDTH, VERDICT_PANEL_HEIGHT = 150, 70
-
 
 def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders: Orders) -> alt.Chart:
     """Stacked bars: for each language (grouped by resource level, then all together) and model, how many
-    answers got each level (the first level is the good one)."""
+    answers got each level (the first level is the good one, drawn cool; the worst warm)."""
     alt = altair()
     levels = list(human_evaluation.LEVELS[verdict])
     figure = answer_verdicts.FIGURES[(verdict, question_type)]
     models = [m for m in orders.models if m in set(counts["model"])]
 
-    def panel(with_row_labels: bool) -> alt.Chart:
+    def panel() -> alt.Chart:
         return (
             alt.Chart(counts)
             .mark_bar()
             .encode(
                 x=alt.X("n_answers:Q", title="answers", stack="zero", axis=alt.Axis(tickCount=3)),
-                y=alt.Y("model:N", title=None, sort=models, axis=alt.Axis() if with_row_labels else None),
+                y=alt.Y("model:N", title=None, sort=models),
                 color=alt.Color(
                     "level:O",
                     title=f"{verdict.replace('_', ' ')} ({levels[0]} is best)",
-                    scale=alt.Scale(domain=levels, scheme=SCHEMES["higher"], reverse=True),
+                    scale=ordinal_scale(levels, best_first=True),
                 ),
                 order=alt.Order("level_position:Q"),
                 tooltip=["language", "model", "level", "n_answers"],
@@ -580,30 +651,34 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
         )
 
     present = counts["language"].unique(maintain_order=True).to_list()
-    chart = _panels_by_resource_level(panel, "language", present, orders, independent_x=True).properties(
+    longest_model = max((len(m) for m in models), default=1)
+    chart = _panels_by_resource_level(
+        panel, "language", present, orders, VERDICT_PANEL_WIDTH, longest_model, independent_x=True
+    ).properties(
         title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
         f"{orders.question_type_labels.get(question_type, question_type)} questions (paper Figure {figure})"
     )
-    longest_model = max((len(m) for m in models), default=1)
-    return print_layout(chart, "page", _print_scale_for_panels(len(present), VERDICT_PANEL_WIDTH, longest_model))
+    per_row = _widest_row(present, orders, VERDICT_PANEL_WIDTH, longest_model)
+    return print_layout(chart, "page", _print_scale_for_panels(per_row, VERDICT_PANEL_WIDTH, longest_model))
 
 
 # ---------------------------------------------------------------- 10 language identification
 
 
 def engine_accuracy_heatmap(cells: pl.DataFrame, languages: list[str], engines: list[str]) -> alt.Chart:
-    """Notebook 10: the % of held-out release texts each engine identified, by language."""
+    """Notebook 10: the % of held-out release texts each engine identified, by language: engines as rows,
+    languages as columns, as the model x language heatmaps (a page wide and a few rows tall in print)."""
     return heatmap(
         cells,
-        x="engine",
-        y="language_label",
+        x="language_label",
+        y="engine",
         value="pct",
         title="% of held-out release texts identified, by engine",
         value_title="% identified",
         better="higher",
         domain=PERCENT_DOMAIN,
         value_format=".0f",
-        x_order=engines,
-        y_order=languages,
+        x_order=languages,
+        y_order=engines,
         tooltip=["language", "engine", "n_texts", "pct"],
     )
