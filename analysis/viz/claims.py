@@ -4,7 +4,8 @@ filters and a search.
 `claims_browser(table, ...)` draws the table of every claim (`analyses.paper_check.report_table`, with
 whatever columns the registry gives it) as HTML that needs no network: grouped by paper, then by paper
 item (its name links to the item on arXiv), each item's head row counting its claims by status. Exact
-claims are folded away inside their item (a click on the item opens it); the others show, and a reason
+claims and those not in the release are folded away inside their item (a click on the item opens it):
+what shows is what the suite finds otherwise than the paper prints; a reason
 shared by several claims of an item is stated once, above them. A select per facet column (the status,
 and any other the registry has, such as a kind) and a search box over every column filter the claims;
 a filter shows the matching claims whatever is folded. Without JavaScript (a notebook that does not
@@ -30,8 +31,9 @@ from .theme import CLAIM_STATUS_COLOURS
 SHOWN = {"row": "Row", "column": "Column", "printed": "Printed", "suite": "Suite", "status": "Status"}
 # Columns a select filters on, when the table has them (the registry may add a kind of claim).
 FACETS = ("status", "kind")
-# The status whose claims are folded away inside their item.
-FOLDED = "exact"
+# The statuses whose claims are folded away inside their item: those that agree with the paper and
+# those the release cannot check (the report lists the unreachable items, with why, below the claims).
+FOLDED = ("exact", "not in the release")
 
 STYLE = """
 .calmqa-claims { font-size: 14px; max-width: 100%%; }
@@ -78,7 +80,7 @@ SCRIPT = """
       item.querySelectorAll("tr.calmqa-claim").forEach(function (row) {
         var matches = chosen.every(function (s) { return row.getAttribute("data-" + s.dataset.facet) === s.value; })
           && words.every(function (w) { return row.dataset.text.indexOf(w) >= 0; });
-        var show = filtering ? matches : (open || row.dataset.status !== %(folded)s);
+        var show = filtering ? matches : (open || %(folded)s.indexOf(row.dataset.status) < 0);
         row.hidden = !show;
         if (show) { visible += 1; groups[row.dataset.group] = true; }
       });
@@ -225,7 +227,7 @@ def claims_browser(
             parts.append("</tbody>")
     parts += [
         "</table></div>",
-        f"<script>{SCRIPT % {'id': json.dumps(root_id), 'folded': json.dumps(FOLDED)}}</script>",
+        f"<script>{SCRIPT % {'id': json.dumps(root_id), 'folded': json.dumps(list(FOLDED))}}</script>",
     ]
     if name:
         parts.append(files_line(name, ("csv", "tex")))
