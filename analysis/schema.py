@@ -474,6 +474,32 @@ NATIVQA_ADDITIONAL_PAIRS = Table(
     ),
     ("language", "location"),
 )
+NATIVQA_TOPICS = Table(
+    "nativqa_topics",
+    "The seed topics NativQA's Section 3.1 names, one a row (data/nativqa/section3_topics.csv).",
+    (C("topic", "VARCHAR", "the topic as the paper names it, e.g. `Food & Drinks`", "NOT NULL"),),
+    ("topic",),
+)
+NATIVQA_DOMAIN_RELIABILITY = Table(
+    "nativqa_domain_reliability",
+    "The web domains NativQA's Section 4.2.1 checked for reliability, kept and eliminated "
+    "(data/nativqa/section4_domain_reliability.csv).",
+    (
+        C("outcome", "VARCHAR", "`checked`, `very_reliable` (kept) or `eliminated`", "NOT NULL"),
+        C("domains", "INTEGER", "number of domains", "NOT NULL"),
+    ),
+    ("outcome",),
+)
+NATIVQA_MODELS = Table(
+    "nativqa_models",
+    "The zero-shot models of NativQA and whether their weights are open, as its Section 5 names them "
+    "(data/nativqa/section5_models.csv).",
+    (
+        C("model", "VARCHAR", "as in `nativqa_results.model`", "NOT NULL"),
+        C("weights", "VARCHAR", "`open` or `closed`", "NOT NULL"),
+    ),
+    ("model",),
+)
 NATIVQA_SOURCE_FILES = Table(
     "nativqa_source_files",
     "The NativQA CSVs the tables were loaded from, with their checksums.",
@@ -526,6 +552,9 @@ TABLES = (
     NATIVQA_EDIT_DISTANCE,
     NATIVQA_LENGTHS,
     NATIVQA_ADDITIONAL_PAIRS,
+    NATIVQA_TOPICS,
+    NATIVQA_DOMAIN_RELIABILITY,
+    NATIVQA_MODELS,
     NATIVQA_SOURCE_FILES,
 )
 TABLE_BY_NAME = {t.name: t for t in TABLES}
@@ -537,6 +566,9 @@ NATIVQA_TABLES = {
     "edit_distance": NATIVQA_EDIT_DISTANCE,
     "lengths": NATIVQA_LENGTHS,
     "additional_pairs": NATIVQA_ADDITIONAL_PAIRS,
+    "topics": NATIVQA_TOPICS,
+    "domain_reliability": NATIVQA_DOMAIN_RELIABILITY,
+    "models": NATIVQA_MODELS,
     "source_files": NATIVQA_SOURCE_FILES,
 }
 

@@ -17,7 +17,8 @@ refuses, naming it, a log DuckDB cannot apply or a database another program has 
 
 `from analysis import store; con = store.connect(db_path)` is how notebooks open it. When the
 environment names a file in `READS_VARIABLE` (a report's run does: `reporting.provenance`), `connect`
-adds to it the sha256 of the database it opened, so that a report records the state it read.
+adds to it the sha256 of the database it opened and the release it was built from, so that a report
+records the state it read.
 """
 
 import contextlib
@@ -34,6 +35,7 @@ import polars as pl
 
 from .core import errors, files, paths
 from .core.errors import StorageError
+from .io import release
 from .schema import TABLES, Table
 
 # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool. At 50x the snapshot
@@ -164,14 +166,25 @@ def _connect_recorded(db_path: Path, reads: Path) -> duckdb.DuckDBPyConnection:
             con = duckdb.connect(str(db_path), read_only=True)
             now = os.stat(db_path)
         if (now.st_dev, now.st_ino, now.st_mtime_ns) == (opened.st_dev, opened.st_ino, opened.st_mtime_ns):
+            read = {"database": str(db_path.resolve()), "sha256": digest, "mtime_ns": opened.st_mtime_ns}
             with open(reads, "a", encoding="utf-8") as out:
-                out.write(
-                    json.dumps({"database": str(db_path.resolve()), "sha256": digest, "mtime_ns": opened.st_mtime_ns})
-                    + "\n"
-                )
+                out.write(json.dumps({**read, "release": built_from(con)}) + "\n")
             return con
         con.close()  # replaced while it was opened: open the new one
     raise StorageError(db_path, "was replaced again and again while it was being opened")
+
+
+def built_from(con: duckdb.DuckDBPyConnection) -> dict | None:
+    """The release the database was built from: the fingerprint of its files (`source_files`), their
+    number, and the pinned release's files it lacks or holds changed; None for a database without them."""
+    if not table_exists(con, "source_files"):
+        return None
+    checksums = con.sql("SELECT file, sha256 FROM source_files").pl()
+    return {
+        "fingerprint": release.fingerprint(checksums),
+        "n_files": checksums.height,
+        "differing": release.differences(checksums),
+    }
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:

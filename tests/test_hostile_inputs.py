@@ -923,8 +923,8 @@ nativqa("not UTF-8", "regions.csv", 3, "city", "Doh\udce9", "is not UTF-8")
 
 # ---- the claims registry (make check-paper)
 
-CLAIMS_HEADER = "claim_id,paper,item,row,column,printed,decimals,source,match,value_column,expect,reason\n"
-CLAIM = "calmqa/x/y,calmqa,Table 1,a row,a column,{printed},{decimals},01_x/y,a=b,v,exact,\n"
+CLAIMS_HEADER = "claim_id,paper,item,row,column,printed,decimals,kind,source,match,value_column,expect,reason\n"
+CLAIM = "calmqa/x/y,calmqa,Table 1,a row,a column,{printed},{decimals},reproduced,01_x/y,a=b,v,exact,\n"
 
 
 def claims_case(name: str, registry: str | bytes, *expect: str, figure: str | None = None, status: int = 2) -> None:
@@ -968,6 +968,18 @@ claims_case(
     CLAIMS_HEADER + CLAIM.format(printed="1", decimals=0) * 2,
     "c.csv, line 3 (calmqa/x/y), field 'claim_id'",
     "is also the id of",
+)
+claims_case(
+    "a kind that is not one",
+    CLAIMS_HEADER + CLAIM.format(printed="1", decimals=0).replace(",reproduced,", ",copied,"),
+    "c.csv, line 2 (calmqa/x/y), field 'kind'",
+    "is 'copied'; expected one of reproduced, derived, transcribed",
+)
+claims_case(
+    "a bound expected within rounding",
+    CLAIMS_HEADER + CLAIM.format(printed="<1%", decimals=0).replace(",exact,", ",within rounding,"),
+    "c.csv, line 2 (calmqa/x/y), field 'expect'",
+    "is a bound",
 )
 claims_case(
     "a figures CSV that is not CSV",

@@ -77,13 +77,13 @@ def test_odds_sentence_names_the_favoured_group_first_and_says_odds():
     favoured = human_evaluation.odds_sentence("model", "gpt-4-turbo", "claude-3-opus", math.log(3), 0.1, 0.0004)
     assert favoured.startswith("An answer of GPT-4 Turbo has **3.00 times the odds** of a higher rating")
     assert "than one of Claude 3 Opus" in favoured and "p < 0.001" in favoured
-    assert "logistic(b), is 75%" in favoured and "chance" not in favoured
+    assert "logistic(b) = 75%" in favoured and "chance" not in favoured
     reversed_ = human_evaluation.odds_sentence("model", "claude-3-opus", "gpt-4-turbo", -math.log(3), 0.1, 0.2)
     assert reversed_.split(" (odds ratio")[0] == favoured.split(" (odds ratio")[0]
     assert "p = 0.200" in reversed_
     omissions = human_evaluation.odds_sentence("omissions", "major", "none", -math.log(9), 0.5, 0.01)
     assert omissions.startswith("An answer with no omissions has **9.00 times the odds**")
-    assert "logistic(b), is 90%" in omissions
+    assert "logistic(b) = 90%" in omissions
 
 
 def test_contrasts_are_listed_under_their_adjustment():

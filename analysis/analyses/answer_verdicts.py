@@ -58,7 +58,8 @@ def english_summary(cells: pl.DataFrame) -> str:
     top, bottom = by_model.row(0, named=True), by_model.row(-1, named=True)
     total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()
     return (
-        f"Of the answers to questions in the 22 languages other than English, **{total:.1f}%** are in English. "
+        f"Of the answers to questions in the {cells['language'].n_unique()} languages other than English, "
+        f"**{total:.1f}%** are in English. "
         f"{inert(top['model'])} answers in English most often ({top['pct']:.1f}% of its answers), "
         f"{inert(bottom['model'])} least often ({bottom['pct']:.1f}%)."
     )

@@ -1,5 +1,5 @@
 """Human evaluation (docs/methods.md, section 05 Human evaluation): the rating tables and distributions, the cumulative link
-mixed models of the 300 native-speaker ratings, and their results worded as sentences.
+mixed models of the native-speaker ratings, and their results worded as sentences.
 
 The models themselves are fitted by `analysis.stats.r_models` (R's `ordinal`, `emmeans`; pymer4). Reference
 levels follow the paper: Claude 3 Opus for the model, culturally specific for the question type, and
@@ -59,6 +59,47 @@ ORDER BY r.rating_id
 def ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The human ratings, one row per rated answer (the model by its display name)."""
     return con.sql(RATINGS_SQL).pl()
+
+
+DESIGN_SQL = """
+WITH rated AS (
+    SELECT r.*, q.name FROM ratings r JOIN questions q USING (question_id)
+), per_cell AS (
+    SELECT model, question_type, count(*) AS n FROM rated GROUP BY ALL
+), per_language AS (
+    SELECT language, question_type, count(DISTINCT question_id) AS n FROM rated GROUP BY ALL
+)
+SELECT * FROM (VALUES
+    ('rated_answers', 'rated answers', (SELECT count(*) FROM rated)),
+    ('annotators', 'annotators', (SELECT count(DISTINCT annotator) FROM rated)),
+    ('languages', 'languages', (SELECT count(DISTINCT language) FROM rated)),
+    ('models', 'models rated', (SELECT count(DISTINCT model) FROM rated)),
+    ('rated_questions', 'questions rated', (SELECT count(DISTINCT question_id) FROM rated)),
+    ('answers_per_model_and_type_min', 'fewest rated answers of one model and question type',
+        (SELECT min(n) FROM per_cell)),
+    ('answers_per_model_and_type_max', 'most rated answers of one model and question type',
+        (SELECT max(n) FROM per_cell)),
+    ('specific_questions_per_language_min', 'fewest culturally specific questions rated in one language',
+        (SELECT min(n) FROM per_language WHERE question_type = 'specific')),
+    ('specific_questions_per_language_max', 'most culturally specific questions rated in one language',
+        (SELECT max(n) FROM per_language WHERE question_type = 'specific')),
+    ('agnostic_questions_per_language_min', 'fewest culturally agnostic questions rated in one language',
+        (SELECT min(n) FROM per_language WHERE question_type = 'agnostic')),
+    ('agnostic_questions_per_language_max', 'most culturally agnostic questions rated in one language',
+        (SELECT max(n) FROM per_language WHERE question_type = 'agnostic')),
+    ('agnostic_originals', 'culturally agnostic questions rated, as English originals (each in every language)',
+        (SELECT count(DISTINCT name) FROM rated WHERE question_type = 'agnostic')),
+    ('agnostic_translation_languages', 'languages other than English whose agnostic translations were rated',
+        (SELECT count(DISTINCT language) FROM rated WHERE question_type = 'agnostic' AND language <> 'English'))
+) AS counts(quantity, description, value)
+"""
+
+
+def design_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """What the human evaluation rated, in the counts the paper's text gives (`quantity`, `description`,
+    `value`): answers, annotators, languages, questions, and the fewest and most per model and
+    question type and per language."""
+    return con.sql(DESIGN_SQL).pl()
 
 
 def annotators_per_language(table: pl.DataFrame) -> pl.DataFrame:
@@ -212,7 +253,7 @@ def odds_sentence(variable: str, level_a: str, level_b: str, estimate: float, st
     return (
         f"An answer {answer_phrase(variable, level_a)} has **{math.exp(estimate):.2f} times the odds** of a higher "
         f"rating than one {answer_phrase(variable, level_b)} (odds ratio, 95% CI {low:.2f} to {high:.2f}; log-odds "
-        f"{estimate:.2f}, {_format_p(p)}); the paper's figure for this, logistic(b), is {expit(estimate):.0%}."
+        f"{estimate:.2f}, {_format_p(p)}); read as the paper reads an effect, logistic(b) = {expit(estimate):.0%}."
     )
 
 

@@ -52,7 +52,7 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 # Notebook 03's parameter `language_identification`: whose language verdicts its surface figures use.
 IDENTIFICATIONS = {
     "paper": "the paper's pipeline (Balochi, Hiligaynon, Kirundi and Papiamento not identified, as in the paper)",
-    "all": "the identification for all 23 languages (the four the paper leaves out filled in: beyond the paper)",
+    "all": "the identification of every language (the four the paper leaves out filled in: beyond the paper)",
 }
 
 

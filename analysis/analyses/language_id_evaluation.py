@@ -363,11 +363,12 @@ def goals(texts: pl.DataFrame, verdicts: pl.DataFrame, rated: pl.DataFrame, engi
         }
         for row in table.filter(pl.col("left_out_by_paper")).iter_rows(named=True)
     ]
-    below = table.filter(~pl.col("left_out_by_paper") & (pl.col(engine) < pl.col("paper")))
+    others = table.filter(~pl.col("left_out_by_paper"))
+    below = others.filter(pl.col(engine) < pl.col("paper"))
     rows.append(
         {
             "goal": "no language below its paper-pipeline accuracy",
-            "language": "the other 19",
+            "language": f"the other {others.height}",
             "of": ", ".join(below["language"]) or "no language below",
             "measured": float(below.height),
             "threshold": "0 languages",
@@ -410,8 +411,42 @@ def goals(texts: pl.DataFrame, verdicts: pl.DataFrame, rated: pl.DataFrame, engi
     )
 
 
-def summary(goals_table: pl.DataFrame, meta: dict) -> str:
-    """The evaluation's findings in words, from `goals`."""
+def rated_note(rated: pl.DataFrame) -> str:
+    """Which of the four languages have human ratings (`rated_answers`), and how many, in words."""
+    counts = rated.group_by("language").len().sort("language")
+    if counts.is_empty():
+        return "None of the four languages the paper leaves out has human ratings in this database."
+    listed = " and ".join(f"{inert(r['language'])} ({r['len']} answers)" for r in counts.iter_rows(named=True))
+    only = "only " if counts.height < len(TARGETS) else ""
+    return (
+        f"Of the four languages, {only}{listed} {'has' if counts.height == 1 else 'have'} human ratings, each answer "
+        "with the annotator's label *is the answer in the question's language* (`yes`, `partially`, `no`)."
+    )
+
+
+def release_line(meta: dict, version) -> str:
+    """From which release the evaluation was computed, against the one the database was built from
+    (`analyses.release_version.of`): the same when `make` built both, as it does."""
+    evaluated = meta.get("release")
+    if evaluated is None:
+        return (
+            "**The evaluation does not record the release it was computed from**: run `make language-id-eval` "
+            "again to have it set against this database's."
+        )
+    if evaluated == version.fingerprint:
+        return (
+            f"The evaluation was computed from the same release as this database: {version.describe('markdown')}; "
+            "`make` trains the new engine from it too."
+        )
+    return (
+        f"**The evaluation was computed from release {inert(evaluated)}, not from this database's** "
+        f"({version.describe('markdown')}): its tables describe another version of the release. Build both from one "
+        "release folder: `make figures DB=... SOURCE=...` with the `SOURCE` the database was built from."
+    )
+
+
+def summary(goals_table: pl.DataFrame, meta: dict, version) -> str:
+    """The evaluation's findings in words, from `goals`, and the release it was computed from."""
 
     def rows(goal: str) -> list[dict]:
         return goals_table.filter(pl.col("goal") == goal).to_dicts()
@@ -421,7 +456,7 @@ def summary(goals_table: pl.DataFrame, meta: dict) -> str:
     lines = [
         f"Cross-validated over {meta['folds']} folds split by question (seed {meta['seed']}), the new engine identifies "
         + ", ".join(f"{inert(r['language'])} {r['measured']:.1f}%" for r in rows("held-out accuracy"))
-        + " of the held-out human-written release texts of the four languages the paper leaves out; the other 19 "
+        + " of the held-out human-written release texts of the four languages the paper leaves out; the other "
         f"languages keep the paper pipeline's verdicts. The most neighbour text taken for one of the four is "
         f"{worst['measured']:.1f}% ({worst['of']}, taken for {inert(worst['language'])}).",
         *[
@@ -434,5 +469,6 @@ def summary(goals_table: pl.DataFrame, meta: dict) -> str:
         else "**Goals not met:** "
         + "; ".join(f"{r['goal']} ({r['language']}, {r['of']})" for r in missed.to_dicts())
         + ".",
+        release_line(meta, version),
     ]
     return "\n\n".join(lines)

@@ -9,6 +9,7 @@ from .. import store
 from ..core.text import inert
 from ..io.nativqa import (
     BASE_MODEL,
+    DOMAIN_OUTCOMES,
     FINE_TUNED_MODEL,
     FOLDER,
     HUMAN_METRICS,
@@ -309,6 +310,36 @@ def additional_pairs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             UNION ALL
             SELECT 'Total', NULL, sum(qa_pairs), 1 FROM nativqa_additional_pairs
         ) ORDER BY is_total, language, location
+    """).pl()
+
+
+TEXT_COUNTS_SQL = """
+SELECT * FROM (VALUES
+    ('topics', 'seed topics named in Section 3.1', (SELECT count(*) FROM nativqa_topics)),
+    ('closed_models', 'zero-shot models with closed weights (Section 5)',
+        (SELECT count(*) FROM nativqa_models WHERE weights = 'closed')),
+    ('open_models', 'zero-shot models with open weights (Section 5)',
+        (SELECT count(*) FROM nativqa_models WHERE weights = 'open')),
+    ('additional_locations', 'further locations of Table 23', (SELECT count(*) FROM nativqa_additional_pairs))
+) AS counts(quantity, description, value)
+"""
+
+
+def text_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """What the paper's prose counts of the things it lists (`quantity`, `description`, `value`): its
+    topics, its open and closed models, its further locations, counted from their transcription."""
+    return con.sql(TEXT_COUNTS_SQL).pl()
+
+
+def domain_reliability(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Section 4.2.1: the web domains checked, kept as very reliable and eliminated, each as a % of
+    those checked (the paper's shares of reliable and unreliable domains)."""
+    return con.sql(f"""
+        SELECT outcome, domains,
+               100 * domains / (SELECT domains FROM nativqa_domain_reliability WHERE outcome = 'checked')
+                   AS pct_of_checked
+        FROM nativqa_domain_reliability
+        ORDER BY list_position({list(DOMAIN_OUTCOMES)}, outcome)
     """).pl()
 
 

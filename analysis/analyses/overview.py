@@ -230,6 +230,16 @@ def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     )
 
 
+def speaker_ranges_note(languages: pl.DataFrame) -> str:
+    """Where the speaker counts of `language_table` are a range (`speakers_low` below `speakers_high`)."""
+    ranges = languages.filter(pl.col("speakers_low") != pl.col("speakers_high"))
+    listed = ", ".join(f"{inert(r['language'])} ({inert(r['speakers'])})" for r in ranges.iter_rows(named=True))
+    where = (
+        f"they differ only where a range is given: {listed}" if listed else "no language has a range: they are equal"
+    )
+    return f"The CSV also gives the number of speakers as numbers (`speakers_low`, `speakers_high`); {where}."
+
+
 def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
     """`720M` -> (720e6, 720e6); `12-13M` -> (12e6, 13e6): the magnitude of a range's end applies to
     both ends. A text in another form (a languages.csv of your own) gives no numbers, not an error."""

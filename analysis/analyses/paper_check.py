@@ -34,9 +34,22 @@ PAPER_NAMES = {"calmqa": "CaLMQA", "nativqa": "NativQA"}
 _TOLERANCE = 1e-9
 
 
+_BOUNDS = {
+    "<": lambda value, bound: value < bound,
+    ">": lambda value, bound: value > bound,
+    "≤": lambda value, bound: value <= bound + _TOLERANCE,
+    "≥": lambda value, bound: value >= bound - _TOLERANCE,
+}
+
+
 def status(printed: str, value: float) -> str:
-    """The status of the suite's `value` against the `printed` number (at the printed precision)."""
+    """The status of the suite's `value` against the `printed` number (at the printed precision). A
+    printed bound (`<1%`, `p<.001`, `>90%`) is `exact` when the value lies on its side, and `differs`
+    otherwise, however close: 1.02% is not less than 1%."""
     target = paper.printed_number(printed)
+    qualifier = paper.printed_qualifier(printed)
+    if qualifier in _BOUNDS:
+        return "exact" if _BOUNDS[qualifier](value, target) else "differs"
     unit = paper.printed_unit(printed)
     distance = abs(value - target) / unit
     if distance <= 0.5 + _TOLERANCE:
@@ -134,12 +147,16 @@ def check(claims: pl.DataFrame, figures_root: Path | str = paths.FIGURES) -> pl.
 
 
 def suite_text(value: float | None, decimals: int, printed: str) -> str | None:
-    """The suite's value as the paper would print it (same precision, scale and percent sign)."""
+    """The suite's value as the paper would print it (same precision, scale and percent sign); against a
+    printed bound (`<.001`), with three significant digits, since rounding it to the bound's precision
+    could hide on which side it lies."""
     if value is None:
         return None
     scale = paper.printed_unit(printed) * 10.0**decimals
     suffix = next((s for s in ("%", *paper.MAGNITUDES) if printed.endswith(s)), "")
     number = value / scale
+    if paper.printed_qualifier(printed) in paper.INEQUALITIES:
+        return f"{number:.3g}" + suffix
     text = f"{number:,.{decimals}f}" if "," in printed else f"{number:.{decimals}f}"
     return text + suffix
 
@@ -160,6 +177,9 @@ def counts(results: pl.DataFrame, by: list[str]) -> pl.DataFrame:
         (~pl.col("ok")).sum().alias("failing"),
     )
     keys = [pl.col(c) for c in by]
+    if "kind" in by:
+        order = {kind: position for position, kind in enumerate(paper.KINDS)}
+        keys = [pl.col(c).replace_strict(order, return_dtype=pl.Int32) if c == "kind" else pl.col(c) for c in by]
     if "item" in by:
         item = pl.col("item")
         keys = [pl.col(c) for c in by if c != "item"] + [
@@ -186,19 +206,59 @@ def status_long(results: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# What each kind of claim is, in the counts' words.
+KIND_PHRASES = {
+    "reproduced": "to reproduce from the data",
+    "derived": "derived from other printed numbers",
+    "transcribed": "printed inputs checked against their transcription",
+}
+
+
+def _status_phrase(status_name: str, n: int) -> str:
+    if status_name == "differs":
+        return f"{n:,} {'differs' if n == 1 else 'differ'}"
+    if status_name == NO_VALUE:
+        return f"{n:,} without a value (the figures are missing)"
+    return f"{n:,} {status_name}"
+
+
 def summary_line(results: pl.DataFrame, paper_key: str) -> str:
-    """What a README badge would say: `CaLMQA: N of M printed numbers reproduced exactly; ...`."""
+    """One paper's claims counted apart by kind, each kind by status: `CaLMQA, 539 printed numbers: 515
+    computed from the release (437 exact, ...); 24 printed inputs checked against their transcription (24
+    exact)`."""
     rows = results.filter(pl.col("paper") == paper_key)
-    n = {s: rows.filter(pl.col("status") == s).height for s in (*STATUSES, NO_VALUE)}
-    parts = [f"{PAPER_NAMES[paper_key]}: {n['exact']:,} of {rows.height:,} printed numbers reproduced exactly"]
-    if n["within rounding"]:
-        parts.append(f"{n['within rounding']:,} within rounding")
-    if n["differs"]:
-        parts.append(f"{n['differs']:,} {'differs' if n['differs'] == 1 else 'differ'} (with the reason)")
-    parts.append(f"{n[NOT_IN_RELEASE]:,} not in the release")
-    if n[NO_VALUE]:
-        parts.append(f"{n[NO_VALUE]:,} without a value (the figures are missing)")
-    return "; ".join(parts)
+    parts = []
+    for kind in paper.KINDS:
+        of_kind = rows.filter(pl.col("kind") == kind)
+        if of_kind.is_empty():
+            continue
+        statuses = [
+            _status_phrase(s, n) for s in (*STATUSES, NO_VALUE) if (n := of_kind.filter(pl.col("status") == s).height)
+        ]
+        parts.append(f"{of_kind.height:,} {KIND_PHRASES[kind]} ({', '.join(statuses)})")
+    return f"{PAPER_NAMES[paper_key]}, {rows.height:,} printed numbers: " + "; ".join(parts)
+
+
+def expected_results(claims: pl.DataFrame) -> pl.DataFrame:
+    """The registry as `make check-paper` finds it when it passes: every claim with the status it expects.
+    The README's counts are these (`readme_counts`), so that they need no figures; `make check-paper`
+    fails whenever a status is not the expected one, and then the counts no longer hold."""
+    return claims.with_columns(status=pl.col("expect"), ok=pl.lit(True))
+
+
+def readme_counts(results: pl.DataFrame) -> str:
+    """The counts of the README: a Markdown table of the claims by paper, kind and status (one column
+    per status)."""
+    table = counts(results, ["paper", "kind"]).drop("claims", "failing")
+    header = ["paper", "kind", *table.columns[2:]]
+    rows = [[PAPER_NAMES[row[0]], row[1], *(f"{v:,}" for v in row[2:])] for row in table.select(header).iter_rows()]
+    return "\n".join(
+        [
+            "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows),
+        ]
+    )
 
 
 def summary_markdown(results: pl.DataFrame) -> str:
@@ -228,7 +288,7 @@ SECTIONS = {
 
 # What the report shows of a claim in each section (the CSV has every column): a failure with the status
 # it has and the one it should have; an exact number without a note.
-_SHOWN = ("paper", "item", "row", "column", "printed", "suite")
+_SHOWN = ("paper", "item", "row", "column", "printed", "suite", "kind")
 
 
 def report_sections(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -243,16 +303,21 @@ def report_sections(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return {name: part for name, part in parts.items() if part.height}
 
 
-def report_table(results: pl.DataFrame) -> pl.DataFrame:
+def report_table(results: pl.DataFrame, pinned: bool = True) -> pl.DataFrame:
     """Every claim, readable: failures first, then differences with their reasons, then the rest;
-    `suite` is the suite's value as the paper would print it."""
+    `suite` is the suite's value as the paper would print it. The reasons of the numbers computed from
+    the release (kind `reproduced`) describe the pinned release: without `pinned` (the figures are of
+    another version) they are left out, those not in the release excepted."""
     order = {NO_VALUE: 0, "differs": 1, "within rounding": 2, NOT_IN_RELEASE: 3, "exact": 4}
+    shown = pl.col("reason") != ""
+    if not pinned:
+        shown = shown & ((pl.col("kind") != "reproduced") | (pl.col("expect") == NOT_IN_RELEASE))
     return (
         results.with_columns(
             suite=pl.struct("value_suite", "decimals", "printed").map_elements(
                 lambda r: suite_text(r["value_suite"], r["decimals"], r["printed"]), return_dtype=pl.String
             ),
-            note=pl.coalesce("problem", pl.when(pl.col("reason") != "").then("reason")),
+            note=pl.coalesce("problem", pl.when(shown).then("reason")),
         )
         .with_columns(
             rank=pl.when(~pl.col("ok"))
@@ -269,6 +334,7 @@ def report_table(results: pl.DataFrame) -> pl.DataFrame:
             "suite",
             "status",
             "expect",
+            "kind",
             "ok",
             "note",
             "claim_id",
@@ -296,6 +362,9 @@ def print_report(results: pl.DataFrame) -> bool:
             print(summary_line(results, paper_key))
     print("\nBy paper:")
     _print_counts(counts(results, ["paper"]), ["paper"])
+    print("\nBy paper and kind (reproduced: computed from the release; derived: from other printed numbers;")
+    print("transcribed: a printed input checked against its transcription):")
+    _print_counts(counts(results, ["paper", "kind"]), ["paper", "kind"])
     print("\nBy paper item:")
     _print_counts(counts(results, ["paper", "item"]), ["paper", "item"])
     failing = results.filter(~pl.col("ok"))

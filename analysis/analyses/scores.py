@@ -248,6 +248,15 @@ def _scope(exclude_unreliable: bool) -> str:
     )
 
 
+def thresholds_note(min_valid: int, min_metrics_coverage: float, n_resamples: int) -> str:
+    """The thresholds and the bootstrap this report ran with (the notebook's parameters), in words."""
+    return (
+        f"Here a cell is drawn when at least {min_valid} of its answers are valid and, for S, when imported "
+        f"metrics cover at least {min_metrics_coverage:.0%} of its surface-clean answers; a bootstrap interval "
+        f"draws {n_resamples:,} resamples of the cell's answers."
+    )
+
+
 def missing_scores_note(available: list[str]) -> str:
     """Which score components this database cannot show, and how to add them; empty when none is missing."""
     missing = [SCORES[c] for c in SCORES if c not in available]

@@ -273,6 +273,16 @@ def pooled_resource_similarity(
     )
 
 
+def pooled_note(con: duckdb.DuckDBPyConnection) -> str:
+    """What `pooled_resource_similarity` compares, with the number of languages of each level."""
+    levels = dict(con.sql("SELECT resource_level, count(*) FROM languages GROUP BY ALL").fetchall())
+    return (
+        f"All questions of the selection from the {levels.get('high', 0)} high-resource languages against all "
+        f"from the {levels.get('low', 0)} low-resource ones, whatever the grouping and the smallest group "
+        "compared: one distribution per resource level."
+    )
+
+
 # The paper's Figure 6: languages, their human-collected culturally specific questions.
 FIGURE6_SELECTION = ("language", "specific", "human")
 

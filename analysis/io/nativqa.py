@@ -62,6 +62,13 @@ DATASET_FILE = "table1_dataset.csv"
 EDIT_DISTANCE_FILE = "table24_answer_edit_distance.csv"
 LENGTHS_FILE = "table18_lengths.csv"
 ADDITIONAL_FILE = "table23_additional_pairs.csv"
+# Lists the paper's prose gives, transcribed so that the counts it prints of them can be computed.
+TOPICS_FILE = "section3_topics.csv"
+DOMAINS_FILE = "section4_domain_reliability.csv"
+MODELS_FILE = "section5_models.csv"
+# Section 4.2.1: of the domains checked, those judged very reliable were kept and the rest eliminated.
+DOMAIN_OUTCOMES = ("checked", "very_reliable", "eliminated")
+WEIGHTS = ("open", "closed")
 
 # A decimal number as the tables print it: no NaN, no infinity, no `1_000`, no digits of other scripts.
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -73,6 +80,9 @@ DATASET_COLUMNS = ("region", "city", "seed_queries", "qa_pairs_collected", "trai
 EDIT_DISTANCE_COLUMNS = ("region", "split", "normalized_levenshtein")
 LENGTH_COLUMNS = ("region", "question_words_avg", "answer_words_avg")
 ADDITIONAL_COLUMNS = ("language", "location", "qa_pairs")
+TOPIC_COLUMNS = ("topic",)
+DOMAIN_COLUMNS = ("outcome", "domains")
+MODEL_COLUMNS = ("model", "weights")
 
 
 # ---------------------------------------------------------------- loading
@@ -149,8 +159,9 @@ class _Reader:
 
 def read_folder(folder: Path | str = FOLDER) -> dict[str, pl.DataFrame]:
     """The rows of every file, keyed by what they hold (`regions`, `results`, `dataset`,
-    `edit_distance`, `lengths`, `additional_pairs`) and `source_files` (the files read, with their
-    checksums); raises InputError listing all problems of all files."""
+    `edit_distance`, `lengths`, `additional_pairs`, `topics`, `domain_reliability`, `models`) and
+    `source_files` (the files read, with their checksums); raises InputError listing all problems of all
+    files."""
     reader = _Reader(Path(folder))
     regions = _read_regions(reader)
     known = set(regions["region"]) if regions is not None else set()
@@ -160,10 +171,23 @@ def read_folder(folder: Path | str = FOLDER) -> dict[str, pl.DataFrame]:
         "edit_distance": _read_edit_distance(reader, known),
         "lengths": _read_lengths(reader, known),
         "additional_pairs": _read_additional(reader),
+        "topics": _read_topics(reader),
+        "domain_reliability": _read_domains(reader),
     }
+    frames["models"] = _read_models(reader, frames["results"])
     reader.problems.raise_if_any()
     frames["regions"] = regions
-    names = [REGIONS_FILE, *RESULT_FILES, DATASET_FILE, EDIT_DISTANCE_FILE, LENGTHS_FILE, ADDITIONAL_FILE]
+    names = [
+        REGIONS_FILE,
+        *RESULT_FILES,
+        DATASET_FILE,
+        EDIT_DISTANCE_FILE,
+        LENGTHS_FILE,
+        ADDITIONAL_FILE,
+        TOPICS_FILE,
+        DOMAINS_FILE,
+        MODELS_FILE,
+    ]
     frames["source_files"] = source_checksums(Path(folder)).filter(pl.col("file").is_in(names)).sort("file")
     return frames
 
@@ -307,3 +331,64 @@ def _read_additional(reader: _Reader) -> pl.DataFrame:
         [(ADDITIONAL_FILE, line, (row["language"], row["location"])) for line, row in rows], "language, location"
     )
     return pl.DataFrame(records, schema={"language": pl.String, "location": pl.String, "qa_pairs": pl.Int32})
+
+
+def _read_topics(reader: _Reader) -> pl.DataFrame:
+    rows = reader.rows(TOPICS_FILE, TOPIC_COLUMNS)
+    for line, row in rows:
+        if row["topic"] == "":
+            reader.problems.add(reader.folder / TOPICS_FILE, line, "topic", "empty")
+    reader.unique([(TOPICS_FILE, line, (row["topic"],)) for line, row in rows], "topic")
+    return pl.DataFrame([(row["topic"],) for _, row in rows], schema={"topic": pl.String}, orient="row")
+
+
+def _read_domains(reader: _Reader) -> pl.DataFrame:
+    rows = reader.rows(DOMAINS_FILE, DOMAIN_COLUMNS)
+    counts = {}
+    for line, row in rows:
+        outcome = reader.choice(DOMAINS_FILE, line, "outcome", row["outcome"], DOMAIN_OUTCOMES)
+        counts[outcome] = reader.number(DOMAINS_FILE, line, "domains", row["domains"], int)
+    reader.unique([(DOMAINS_FILE, line, (row["outcome"],)) for line, row in rows], "outcome")
+    missing = [o for o in DOMAIN_OUTCOMES if o not in counts]
+    if rows and missing:
+        reader.problems.add(reader.folder / DOMAINS_FILE, None, "outcome", f"no row for {', '.join(missing)}")
+    elif rows and None not in counts.values() and counts["very_reliable"] + counts["eliminated"] != counts["checked"]:
+        reader.problems.add(
+            reader.folder / DOMAINS_FILE,
+            None,
+            "domains",
+            f"very_reliable + eliminated = {counts['very_reliable'] + counts['eliminated']} is not checked = "
+            f"{counts['checked']}: every domain checked was kept or eliminated",
+        )
+    return pl.DataFrame(
+        [(o, counts.get(o)) for o in DOMAIN_OUTCOMES if o in counts],
+        schema={"outcome": pl.String, "domains": pl.Int32},
+        orient="row",
+    )
+
+
+def _read_models(reader: _Reader, results: pl.DataFrame) -> pl.DataFrame:
+    """The zero-shot models and their weights; each must be a model of the zero-shot results and each of
+    those must be here."""
+    rows = reader.rows(MODELS_FILE, MODEL_COLUMNS)
+    zero_shot = set(results.filter(pl.col("setting") == "zero-shot")["model"])
+    for line, row in rows:
+        reader.choice(MODELS_FILE, line, "weights", row["weights"], WEIGHTS)
+        if row["model"] not in zero_shot:
+            reader.problems.add(
+                reader.folder / MODELS_FILE,
+                line,
+                "model",
+                f"{row['model']!r} has no zero-shot result; expected one of {sorted(zero_shot)}",
+            )
+    reader.unique([(MODELS_FILE, line, (row["model"],)) for line, row in rows], "model")
+    listed = {row["model"] for _, row in rows}
+    if rows and zero_shot - listed:
+        reader.problems.add(
+            reader.folder / MODELS_FILE, None, "model", f"no row for {', '.join(sorted(zero_shot - listed))}"
+        )
+    return pl.DataFrame(
+        [(row["model"], row["weights"]) for _, row in rows],
+        schema={"model": pl.String, "weights": pl.String},
+        orient="row",
+    )

@@ -23,6 +23,7 @@ COLUMNS = (
     "column",
     "printed",
     "decimals",
+    "kind",
     "source",
     "match",
     "value_column",
@@ -31,32 +32,57 @@ COLUMNS = (
 )
 PAPERS = ("calmqa", "nativqa")
 EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
-# The printed text: a number with an optional qualifier (`∼64k`, `>90%`), sign, thousands separators,
-# and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`).
+# How the suite's value of a claim is obtained: computed from the release (`reproduced`), computed from
+# other numbers the paper prints (`derived`: an average or total of a printed table, a share of printed
+# counts, a count of listed names), or a printed input read back from its transcription (`transcribed`:
+# a cell of a NativQA table in data/nativqa, a speaker count of CaLMQA's Table 10 in its languages.csv).
+KINDS = ("reproduced", "derived", "transcribed")
+# The qualifiers that make a printed number a bound: the suite's value must lie on its side.
+INEQUALITIES = ("<", ">", "≤", "≥")
+# The printed text: a number with an optional qualifier (`∼64k`, `>90%`, `<.001`), sign, thousands
+# separators, and a percent sign or a magnitude suffix (`64k`, `154K`, `720M`, `1.38B`). A number below
+# one may be printed without its leading zero (`.001`).
 # (Matched whole, `fullmatch`, with ASCII digits: `$` would allow a final newline, `\d` other scripts' digits.)
 _NUMBER = re.compile(
     r"(?P<qualifier>[∼~<>≤≥])?(?P<sign>[-+−])?"
-    r"(?P<digits>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<decimals>[0-9]+))?(?P<suffix>%|[kKMB])?"
+    r"(?:(?P<digits>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<decimals>[0-9]+))?|\.(?P<fraction>[0-9]+))"
+    r"(?P<suffix>%|[kKMB])?"
 )
 # A figures CSV: `NOTEBOOK/CSV-STEM` under the figures folder.
 _SOURCE = re.compile(r"[0-9][0-9]_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+")
 MAGNITUDES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
 
 
-def _parts(text: str) -> re.Match | None:
-    return _NUMBER.fullmatch(text.strip())
+def _parts(text: str) -> dict[str, str | None] | None:
+    """The parts of a printed number, or None when the text is not one: `qualifier`, `sign`, `digits`
+    (before the decimal point, without separators), `decimals` (after it) and `suffix`."""
+    match = _NUMBER.fullmatch(text.strip())
+    if match is None:
+        return None
+    parts = match.groupdict()
+    if parts.pop("fraction") is not None:
+        parts["digits"], parts["decimals"] = "0", match["fraction"]
+    parts["digits"] = parts["digits"].replace(",", "")
+    return parts
 
 
 def printed_number(text: str) -> float:
-    """The value of a printed number: `98.67` -> 98.67, `41.4%` -> 41.4, `1,173` -> 1173, `∼64k` -> 64000.
+    """The value of a printed number: `98.67` -> 98.67, `41.4%` -> 41.4, `1,173` -> 1173, `∼64k` -> 64000,
+    `<.001` -> 0.001.
 
     A qualifier (`∼`, `>`) is part of the printed text but not of the value."""
     parts = _parts(text)
     if parts is None:
         raise ValueError(f"{text!r} is not a number as the paper prints it")
-    value = float(f"{parts['digits'].replace(',', '')}.{parts['decimals'] or '0'}")
+    value = float(f"{parts['digits']}.{parts['decimals'] or '0'}")
     value *= MAGNITUDES.get(parts["suffix"] or "", 1.0)
     return -value if parts["sign"] in ("-", "−") else value
+
+
+def printed_qualifier(text: str) -> str:
+    """The qualifier a printed number carries (`∼`, `<`, `≥`, ...), or "" when it has none."""
+    parts = _parts(text)
+    return (parts["qualifier"] or "") if parts else ""
 
 
 def printed_decimals(text: str) -> int:
@@ -89,7 +115,7 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
         found = len(rows)
         for line, row in records.read_rows(path, COLUMNS, (), problems):
             where = f"{line} ({row['claim_id']})"
-            for field in ("claim_id", "paper", "item", "printed", "expect"):
+            for field in ("claim_id", "paper", "item", "printed", "kind", "expect"):
                 if not row[field].strip():
                     problems.add(path, where, field, "is empty")
             if row["claim_id"] in seen:
@@ -99,6 +125,16 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
                 problems.add(path, where, "paper", f"is {row['paper']!r}; expected one of {', '.join(PAPERS)}")
             if row["expect"] not in EXPECTATIONS:
                 problems.add(path, where, "expect", f"is {row['expect']!r}; expected one of {', '.join(EXPECTATIONS)}")
+            if row["kind"] not in KINDS:
+                problems.add(path, where, "kind", f"is {row['kind']!r}; expected one of {', '.join(KINDS)}")
+            if printed_qualifier(row["printed"]) in INEQUALITIES and row["expect"] == "within rounding":
+                problems.add(
+                    path,
+                    where,
+                    "expect",
+                    f"is `within rounding`, but {row['printed']!r} is a bound: the suite's value is on its side "
+                    "(`exact`) or not (`differs`)",
+                )
             decimals = printed_decimals(row["printed"])
             if decimals < 0:
                 problems.add(path, where, "printed", f"is {row['printed']!r}; expected a number as the paper prints it")

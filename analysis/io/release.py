@@ -93,6 +93,23 @@ def source_checksums(folder: Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"file": pl.String, "sha256": pl.String, "bytes": pl.Int64})
 
 
+def fingerprint(checksums: pl.DataFrame) -> str:
+    """A short name of a version of the release: the sha256 of its files' names (without `.gz`) and
+    checksums (`source_checksums`, or the database's `source_files`), whether or not they are gzipped."""
+    lines = sorted(
+        f"{file.removesuffix('.gz')}\t{sha}\n" for file, sha in checksums.select("file", "sha256").iter_rows()
+    )
+    return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
+
+
+def differences(checksums: pl.DataFrame, manifest: list[ReleaseFile] | None = None) -> list[str]:
+    """The pinned release's files that `checksums` (of a release folder, or a database's `source_files`)
+    lacks or holds with other content; empty when it is the pinned release (other files do not count)."""
+    manifest = manifest if manifest is not None else read_manifest()
+    found = {file.removesuffix(".gz"): sha for file, sha in checksums.select("file", "sha256").iter_rows()}
+    return [entry.file for entry in manifest if found.get(entry.file) != entry.sha256]
+
+
 def check_file(path: Path, expected: ReleaseFile, problems: Problems) -> bool:
     try:
         sha, size = sha256_uncompressed(path)

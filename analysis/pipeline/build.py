@@ -32,11 +32,13 @@ def build(
     nativqa_folder: Path | str = paths.NATIVQA,
     imports_folder: Path | str | None = None,
     progress: bool | None = True,
+    language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
 ) -> dict:
     """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
-    release's checksums when `verify`), the NativQA tables of `nativqa_folder` and the imports kept in
-    `imports_folder` (by default the one beside `db_path`); returns the row count per table, the number
-    of imports replayed, and the seconds of the build and of each stage."""
+    release's checksums when `verify`), the NativQA tables of `nativqa_folder`, the imports kept in
+    `imports_folder` (by default the one beside `db_path`) and the language identification trained from
+    the same release (`language_id_model`; `make` trains one per database); returns the row count per
+    table, the number of imports replayed, and the seconds of the build and of each stage."""
     source, db_path = Path(source), store.resolve(db_path, writing=True)
     imports_folder = Path(imports_folder) if imports_folder is not None else paths.imports_folder(db_path)
     own_folder = imports_folder == paths.imports_folder(db_path)
@@ -76,7 +78,7 @@ def build(
         with stage("surface"):
             surface.write_tables(con, workers=workers)
         with stage("language_id_all"):
-            language_verdicts.write_tables(con, workers=workers)
+            language_verdicts.write_tables(con, language_id_model, workers=workers)
         with stage("nativqa"):
             nativqa.write_tables(con, nativqa_folder, nativqa_frames)
         with stage("checks"):

@@ -335,10 +335,15 @@ def _sync_manifest(db_path: Path, folder: Path) -> None:
 
 
 def import_file(
-    kind: str, path: Path | str, db_path: Path | str, verification: Path | str | None = None
+    kind: str,
+    path: Path | str,
+    db_path: Path | str,
+    verification: Path | str | None = None,
+    language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
 ) -> ImportSummary:
-    """Validate the file, apply it to the database with the verdicts of what it adds or changes, and keep
-    it beside the database when it changed anything (`make import-answers|metrics|questions`)."""
+    """Validate the file, apply it to the database with the verdicts of what it adds or changes (the
+    language verdicts in every language by `language_id_model`, the one the database was built with), and
+    keep it beside the database when it changed anything (`make import-answers|metrics|questions`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
     path = Path(path)
@@ -363,7 +368,7 @@ def import_file(
                 writing.unchanged()
             if applied.answer_ids:
                 surface.refresh_answers(con, applied.answer_ids)
-                language_verdicts.refresh(con, applied.answer_ids)
+                language_verdicts.refresh(con, applied.answer_ids, language_id_model)
             if applied.question_ids:
                 surface.refresh_questions(con, applied.question_ids)
             # Kept before the database is replaced: a kill between the two leaves a folder that no database

@@ -40,6 +40,7 @@ from ..core import files, paths
 from ..core.errors import Problems
 from ..core.vocabulary import NEIGHBOURS, UNRELIABLE_LANGUAGES
 from ..io import ingest, udhr
+from ..io import release as release_files
 from .language_id import Identifier
 
 TARGETS = UNRELIABLE_LANGUAGES
@@ -394,6 +395,9 @@ def train_from_release(
     started = time.monotonic()
     release = release_texts(source)
     engine = train(release, training_declarations(release, udhr_folder))
-    engine.provenance |= {"udhr_version": udhr.version(udhr_folder)}
+    engine.provenance |= {
+        "udhr_version": udhr.version(udhr_folder),
+        "release": release_files.fingerprint(release_files.source_checksums(Path(source))),
+    }
     engine.save(out)
     return {"path": str(out), "n_languages": len(engine.languages), "seconds": round(time.monotonic() - started, 1)}

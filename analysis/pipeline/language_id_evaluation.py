@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from ..core import paths
 from ..core.vocabulary import NEIGHBOURS
+from ..io import release as release_files
 from ..io import udhr
 from ..io.language_id_evaluation import ENGINES, write
 from . import language_id_all as lid
@@ -266,6 +267,9 @@ def evaluate(
         "udhr_version": udhr.version(udhr_folder),
         "n_release_texts": texts.filter(pl.col("origin") == "release").height,
         "n_udhr_paragraphs": texts.filter(pl.col("origin") == "udhr").height,
+        # The release the texts came from: notebook 10 sets it against the database's.
+        "source": str(source),
+        "release": release_files.fingerprint(release_files.source_checksums(Path(source))),
         "seconds": seconds,
     }
     write(texts, pl.concat(verdicts), meta, out_dir)

@@ -243,6 +243,30 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
 
 PAGES = {"schema.md": schema_page, "notebooks.md": notebooks_page, "performance.md": performance_page}
 
+README = paths.ROOT / "README.md"
+# The README's counts of the papers' numbers lie between these lines; `make docs` writes them.
+CLAIM_COUNTS_BEGIN = "<!-- counts by make docs -->"
+CLAIM_COUNTS_END = "<!-- end of counts -->"
+
+
+def claim_counts() -> str:
+    """The README's counts of the claims registry, by paper, kind and status (`paper_check.readme_counts`)."""
+    from ..analyses import paper_check
+    from ..io import paper
+
+    return paper_check.readme_counts(paper_check.expected_results(paper.load_claims()))
+
+
+def readme_with_counts(text: str) -> str:
+    """`text` (the README) with its block of claim counts replaced by the current ones."""
+    before, found, rest = text.partition(CLAIM_COUNTS_BEGIN)
+    if not found or CLAIM_COUNTS_END not in rest:
+        raise ValueError(f"{README} has no block of claim counts ({CLAIM_COUNTS_BEGIN} ... {CLAIM_COUNTS_END})")
+    after = rest.split(CLAIM_COUNTS_END, 1)[1]
+    return f"{before}{CLAIM_COUNTS_BEGIN}\n{claim_counts()}\n{CLAIM_COUNTS_END}{after}"
+
 
 def write_all(out: Path = paths.DOCS) -> list[Path]:
-    return [files.write_text(out / name, page()) for name, page in PAGES.items()]
+    """Every generated page, and the README's counts of the claims."""
+    pages = [files.write_text(out / name, page()) for name, page in PAGES.items()]
+    return [*pages, files.write_text(README, readme_with_counts(README.read_text(encoding="utf-8")))]

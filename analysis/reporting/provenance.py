@@ -1,6 +1,6 @@
 """What a report was built from, embedded in it and read back by the index: the notebook's title and
 summary, when it was built, the git commit, the database's name and the sha256 of the database state
-the notebook read, and its main figure.
+the notebook read, the version of the release that database was built from, and its main figure.
 
 The database's sha256 is taken when the notebook opens it (`store.connect` records it while
 `database_reads` is active), not when the run ends: a database rebuilt during the run does not pass
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import store
+from ..analyses import release_version
 from ..core import files, paths
 from ..core.text import inert
 from .notebook import script_json
@@ -88,10 +89,12 @@ def main_figure(figures: Path) -> str | None:
 
 @dataclass(frozen=True)
 class DatabaseRead:
-    """The database state a notebook read: the sha256 and modification time of the file it opened."""
+    """The database state a notebook read: the sha256 and modification time of the file it opened, and
+    the release it was built from (`store.built_from`)."""
 
     sha256: str
     mtime_ns: int
+    release: dict | None = None
 
 
 class DatabaseReads:
@@ -106,7 +109,7 @@ class DatabaseReads:
         for line in lines:
             read = json.loads(line)
             if read["database"] == str(Path(db_path).resolve()):
-                return DatabaseRead(read["sha256"], read["mtime_ns"])
+                return DatabaseRead(read["sha256"], read["mtime_ns"], read.get("release"))
         return None
 
 
@@ -140,6 +143,7 @@ def record(name: str, notebook, db_path: Path, figures: Path, read: DatabaseRead
         "commit": git_commit(),
         "database": Path(db_path).name,
         "database_sha256": read.sha256 if read is not None else files.sha256(db_path),
+        "release": release_version.from_record(read.release).describe() if read and read.release else None,
         "main_figure": main_figure(figures),
     }
 
@@ -187,9 +191,10 @@ def line(record: dict) -> str:
         return f"<code>{inert(str(value), 'html')}</code>"
 
     built = str(record["built"]).replace("T", " ").replace("+00:00", " UTC")
+    built_from = f" It was built from {inert(record['release'], 'html')}." if record.get("release") else ""
     return (
         f"Built {inert(built, 'html')} from commit {code(record['commit'])}; database "
-        f"{inert(str(record['database']), 'html')}, sha256 {code(record['database_sha256'])}."
+        f"{inert(str(record['database']), 'html')}, sha256 {code(record['database_sha256'])}.{built_from}"
     )
 
 

@@ -23,6 +23,8 @@ from . import html, provenance
 REPRODUCTION_NOTEBOOK = "08_paper_reproduction"
 # Papermill's own cells: the parameters as stored and as injected.
 _PARAMETER_TAGS = {"parameters", "injected-parameters"}
+# The parameter of a notebook that reads the evaluation of the language identification (notebook 10).
+EVALUATION_PARAMETER = "evaluation_dir"
 
 
 def notebook_names() -> list[str]:
@@ -30,6 +32,22 @@ def notebook_names() -> list[str]:
     the reproduction report last, since it reads the figures of all the others."""
     names = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
     return sorted(names, key=lambda name: name == REPRODUCTION_NOTEBOOK)
+
+
+def notebook_parameters(source: Path) -> set[str]:
+    """The names the `parameters` cell of the notebook at `source` assigns."""
+    import ast
+
+    import nbformat
+
+    cells = nbformat.read(source, as_version=4).cells
+    names = set()
+    for cell in cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign):
+                    names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
 
 
 def output_roots(out: Path | str) -> dict[str, Path]:
@@ -48,8 +66,11 @@ def run_notebook(
     parameters: dict | None = None,
     kernel: str = paths.KERNEL_NAME,
     notebooks_root: Path = paths.NOTEBOOKS,
+    language_id: Path | None = None,
 ) -> Path:
     """Execute `notebooks/<name>.ipynb` into its figures folder and write `reports/<name>.html`.
+    `language_id`: the folder of the database's language identification, whose `evaluation/` a notebook
+    with an `evaluation_dir` parameter reads (`make` passes the database's; by default the parameter's).
 
     Figures (PNG, SVG, CSV, and a print PDF of each heatmap) go to a fresh folder that replaces the
     old one only when the notebook succeeded; a failed run keeps its executed copy under build/ for
@@ -81,6 +102,8 @@ def run_notebook(
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     if name == REPRODUCTION_NOTEBOOK:
         params.setdefault("figures_dir", str(Path(figures_root).resolve()))
+    if language_id is not None and EVALUATION_PARAMETER in notebook_parameters(source):
+        params.setdefault(EVALUATION_PARAMETER, str((Path(language_id) / "evaluation").resolve()))
     seconds = {}
     try:
         # The database state the notebook reads is recorded when it opens the database (provenance).

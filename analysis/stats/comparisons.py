@@ -1,6 +1,8 @@
 """Comparisons of two samples or two raters: Fisher's exact test of two proportions (0/1 samples), the
 two-sample Kolmogorov-Smirnov test (continuous samples), and Cohen's kappa."""
 
+import math
+
 import numpy as np
 
 
@@ -26,7 +28,13 @@ def ks_two_sample(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 
 def cohens_kappa(table: list[list[int]]) -> float:
-    """Cohen's kappa of a square contingency table (rows: one rater's labels, columns: the other's)."""
+    """Cohen's kappa of a square contingency table (rows: one rater's labels, columns: the other's); NaN
+    when it is undefined: the chance agreement is 1 (both raters use one and the same label) or the
+    table is empty."""
     from statsmodels.stats.inter_rater import cohens_kappa as kappa
 
+    counts = np.asarray(table, dtype=float)
+    total = counts.sum()
+    if total == 0 or np.isclose((counts.sum(axis=0) * counts.sum(axis=1)).sum() / total**2, 1.0):
+        return math.nan
     return float(kappa(table, return_results=False))

@@ -111,7 +111,7 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
     the language verdicts of `identification` (`language_id_all.IDENTIFICATIONS`; "all" is beyond the paper)."""
     title = f"{surface.METRICS[metric]} by model and language"
     if identification == "all":
-        title += ", all 23 languages (beyond the paper; ‡ identified by the new engine)"
+        title += ", every language (beyond the paper; ‡ identified by the new engine)"
     return model_language_heatmap(
         cells, metric, orders, title=title, value_title=surface.METRICS[metric], better=surface.BETTER[metric]
     )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..analyses.dimensions import MODEL_DISPLAY_NAMES
+from ..analyses.paper_beside import counts_phrase
 from ..core.text import inert
 from ..core.vocabulary import QUESTION_TYPE_LABELS
 
@@ -115,6 +116,14 @@ ENGINES = {
 SCORES = {"s": "S", "s_surf": "S_surf", "s_fact": "S_fact", "s_rel": "S_rel"}
 ENGINE_LABELS = {key: label[0].upper() + label[1:] for key, label in ENGINES.items()}
 
+# The status of a printed number, with a mark a reader sees at a glance.
+STATUS_MARKS = {
+    "exact": "✓ exact",
+    "within rounding": "≈ within rounding",
+    "differs": "≠ differs",
+    "not in the release": "– not in the release",
+    "no value": "! no value",
+}
 _BESIDE_PAPER = Spec(
     "The paper's printed numbers beside the suite's, at the paper's precision",
     labels={
@@ -123,10 +132,11 @@ _BESIDE_PAPER = Spec(
         "column": "Column",
         "paper": "Paper",
         "suite": "Suite",
-        "expect": "Expected",
-        "reason": "Why they differ",
+        "status": "Status",
+        "note": "Note",
     },
-    markdown=("reason",),
+    values={"status": STATUS_MARKS},
+    markdown=("note",),
 )
 _TESTS = {
     "n_a": "Answers: {group_a}",
@@ -210,7 +220,7 @@ SPECS: dict[str, Spec] = {
         labels={"description": "What is counted", "value": "Count"},
     ),
     "table10_languages": Spec(
-        "Table 10: the 23 languages",
+        "Table 10: the languages",
         hide=("speakers_low", "speakers_high"),
         rows_by="resource_level",
         labels={
@@ -297,7 +307,8 @@ SPECS: dict[str, Spec] = {
         values={"question_type": QUESTION_TYPE_LABELS},
     ),
     "table2_footnote_provider_errors": Spec(
-        "Table 2 footnote: provider errors per model and question type, over the 19 languages Table 2 aggregates",
+        "Table 2 footnote: provider errors per model and question type, over the {n_languages} languages Table 2 "
+        "aggregates",
         labels={
             "n_provider_errors": "Provider errors",
             "n_other": "OTHER",
@@ -358,7 +369,7 @@ SPECS: dict[str, Spec] = {
         },
     ),
     "agreement_crosstab": Spec(
-        "The annotators' language label against the automatic verdict, 300 rated answers",
+        "The annotators' language label against the automatic verdict, every rated answer",
         labels={
             "identification": "Identification",
             "annotator_label": "Annotator's label",
@@ -405,6 +416,11 @@ SPECS: dict[str, Spec] = {
         labels={"none": "None", "minor": "Minor", "major": "Major", **_VERDICT_COUNTS["labels"]},
         rows_by="language",
         values=_VERDICT_COUNTS["values"],
+    ),
+    "human_evaluation_design": Spec(
+        "What the human evaluation rated, in the counts the paper's text gives",
+        hide=("quantity",),
+        labels={"description": "What is counted", "value": "Count"},
     ),
     "clmm_fits": Spec(
         "The three cumulative link mixed models of the ratings: fit and convergence",
@@ -571,11 +587,34 @@ SPECS: dict[str, Spec] = {
         "NativQA Table 23: QA pairs collected for further locations",
         labels={"location": "Location", "qa_pairs": "QA pairs"},
     ),
+    "text_counts": Spec(
+        "NativQA: what the paper's prose counts of the things it lists, counted from their transcription",
+        hide=("quantity",),
+        labels={"description": "What is counted", "value": "Count"},
+    ),
+    "domain_reliability": Spec(
+        "NativQA Section 4.2.1: web domains checked for reliability, kept and eliminated",
+        labels={"outcome": "Domains", "domains": "Number", "pct_of_checked": "% of those checked"},
+        decimals={"pct_of_checked": 3},
+        values={"outcome": {"checked": "checked", "very_reliable": "very reliable (kept)", "eliminated": "eliminated"}},
+    ),
     # 08 paper reproduction
     "status_by_paper": Spec(
         "Claims by status, per paper",
         labels=_CLAIM_STATUS,
         values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}},
+    ),
+    "status_by_kind": Spec(
+        "Claims by status, per paper and kind",
+        labels={**_CLAIM_STATUS, "kind": "Kind"},
+        values={
+            "paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"},
+            "kind": {
+                "reproduced": "reproduced from the release",
+                "derived": "derived from printed numbers",
+                "transcribed": "transcribed input",
+            },
+        },
     ),
     "status_by_item": Spec(
         "Claims by status, per paper item",
@@ -592,6 +631,7 @@ SPECS: dict[str, Spec] = {
             "column": "Column",
             "printed": "Printed",
             "suite": "Suite",
+            "kind": "Kind",
             "note": "Note",
             "source": "Source CSV",
         },
@@ -845,6 +885,19 @@ class _Defaulting(dict):
 def _offline(page: str) -> str:
     """great_tables' HTML without anything that would load from the network (a web font's `@import`)."""
     return re.sub(r"@import\s+url\([^)]*\)[^;]*;", "", page)
+
+
+def show_beside(frame: pl.DataFrame) -> Table:
+    """The paper's numbers beside the suite's (`analyses.paper_beside.beside`), folded under a line that
+    counts them by status; unfolded when one is not exact, so that a difference is seen."""
+    if frame.is_empty():
+        return Table("", 0)
+    table = show(frame, "beside_paper", caption="")
+    unfolded = " open" if (frame["status"] != "exact").any() else ""
+    summary = f"<strong>The paper's numbers beside the suite's</strong>: {inert(counts_phrase(frame), 'html')}."
+    return Table(
+        f'<details class="calmqa-beside"{unfolded}><summary>{summary}</summary>\n{table.html}\n</details>', table.rows
+    )
 
 
 def save(frame: pl.DataFrame, out_dir, name: str, caption: str | None = None) -> Table:
