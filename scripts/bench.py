@@ -1,5 +1,9 @@
 """Benchmark of every stage of the suite, at the snapshot's size and at multiples of it (`make bench`).
 
+Each database build is followed by the same build on a Dask cluster (`--dask`, by default `DASK=local:2`:
+as many worker processes as the cores), so that bench/results/cluster.md (docs/performance.md, section
+On a cluster) sets the two side by side as measured in one run, with the driver's own peak memory.
+
 Each stage runs in its own process, so that its wall time, CPU time and peak memory (the largest resident
 set of the process and its children) are its own; the machine's load (1-minute average) is recorded
 before and after each run, since the 2 cores may be shared. A run replaces the rows it measured in
@@ -34,6 +38,8 @@ PY = sys.executable
 # The CaLMQA authors' detect_lang.py and detect_repetitions.py over the snapshot's 21,152 model answers,
 # in one process on this machine (the issue's reference figure; scripts/bench_surface.py re-measures it).
 PEER_SURFACE_SECONDS = 14.0
+# The cluster `make bench` builds on beside the forked processes: as many worker processes as the 2 cores.
+DASK = "local:2"
 # Before the work on speed (issue 18, measured on this 2-core machine at commit a80d755 by this script
 # and by hand): what each target of the issue is set against.
 BEFORE = {
@@ -122,10 +128,14 @@ def measure(args: list[str], cwd: Path = ROOT, before=None) -> dict:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{stderr[-3000:]}")
     lines = stdout.strip().splitlines()
+    # The database build starts the measure of its process's peak afresh at each stage (its stage_peak_mib),
+    # so the operating system's figure is that of its last stage: it prints its own peak over all of them.
+    reported = _detail(lines[-1]) if lines else None
+    reported_peak = (reported.get("peak_mib") or 0) if isinstance(reported, dict) else 0
     return {
         "seconds": seconds,
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
-        "peak_mib": usage.ru_maxrss / 1024,
+        "peak_mib": max(usage.ru_maxrss / 1024, reported_peak),
         "tree_peak_mib": tree_peak[0] / 1024 or None,
         "load": [load_before, load_after],
         "output": lines[-1] if lines else "",
@@ -136,11 +146,19 @@ def python_stage(code: str) -> list[str]:
     return [PY, "-c", f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); {code}"]
 
 
-def build_stage(source: Path, db_path: Path, verify: bool) -> list[str]:
+def build_stage(source: Path, db_path: Path, verify: bool, dask: str | None = None) -> list[str]:
+    """The database build; prints its result, with the driver's own peak memory in each stage and over the
+    build (its largest resident set, without the worker processes it started)."""
     return python_stage(
-        f"from analysis.pipeline.build import build; r = build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False); "
+        f"from analysis.pipeline.build import build; "
+        f"r = build({str(source)!r}, {str(db_path)!r}, verify={verify}, progress=False, dask={dask!r}); "
         "print(json.dumps(r))"
     )
+
+
+# The stage of the build on a Dask cluster, measured beside the build on the forked processes.
+def dask_build(dask: str) -> str:
+    return f"database build (all stages), DASK={dask}"
 
 
 def notebook_stage(name: str, db_path: Path, out: Path) -> list[str]:
@@ -294,6 +312,11 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=3, help="runs per stage at the snapshot's size")
     parser.add_argument("--runs-scaled", type=int, default=1, help="runs per stage at larger scales")
+    parser.add_argument(
+        "--dask",
+        default=DASK,
+        help=f"also build on this Dask cluster after each build on the forked processes (default {DASK}; 'none': not)",
+    )
     parser.add_argument("--out", type=Path, default=paths.BENCH_RESULTS)
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
@@ -336,6 +359,9 @@ def main() -> None:
                 "database build (all stages)", scale, build_stage(source, db_path, scale == 1), runs, results
             )
             measured = results[-1]
+            if args.dask != "none":
+                # Right after the build on the forked processes, so that both meet the same load.
+                repeat(dask_build(args.dask), scale, build_stage(source, db_path, scale == 1, args.dask), runs, results)
             for stage in (_detail(build[-1]["output"]) or {}).get("stage_seconds") or {}:
                 times = [_detail(b["output"])["stage_seconds"][stage] for b in build]
                 results.append(
@@ -404,10 +430,11 @@ def merge(results: list[dict], previous: Path) -> list[dict]:
 
     def key(r: dict):
         stage = r["stage"]
+        rest = 3 if stage.startswith("  of which") else 3.5 if stage.startswith(dask_build("")) else 4
         return (
             stage.startswith("make figures"),
             r["scale"],
-            order.get(stage, 3 if stage.startswith("  of which") else 4 if stage.startswith("notebook") else 5),
+            order.get(stage, rest if rest < 4 else 4 if stage.startswith("notebook") else 5),
         )
 
     return sorted(kept + fresh, key=key)
@@ -530,6 +557,24 @@ def before_after(results: list[dict]) -> list[str]:
             "<= 300 s, <= 3 GiB",
         )
     )
+    on_cluster = [pair for pair in cluster_builds(results) if pair[0]["scale"] == 50]
+    if on_cluster:
+        pool, dask = on_cluster[-1]
+        rows.append(
+            (
+                f"database build at x50 on {dask['stage'].removeprefix(dask_build(''))}",
+                "",
+                f"{dask['median_seconds']:.1f} s against {pool['median_seconds']:.1f} s on the forked processes in the "
+                f"same run (speed-up {pool['median_seconds'] / dask['median_seconds']:.2f}); driver's peak "
+                f"{_verdict_peak(dask):,} MiB in the stages on the cluster, {_driver_peak(dask):,} MiB over the "
+                f"build; {_when(dask)}",
+                "driver < 1 GiB",
+            )
+        )
+    else:
+        rows.append(
+            (f"database build at x50 on DASK={DASK}", "", pending("--scales 1 50 --build-only"), "driver < 1 GiB")
+        )
     release = [_row(results, "  of which release", scale) for scale in (1, 50)]
     rows.append(
         (
@@ -559,6 +604,99 @@ def before_after(results: list[dict]) -> list[str]:
         "|---|---|---|---|",
         *(f"| {' | '.join(row)} |" for row in rows),
     ]
+
+
+def cluster_builds(results: list[dict]) -> list[tuple[dict, dict]]:
+    """(build on the forked processes, build on a Dask cluster) measured one after the other in one run,
+    at each scale."""
+    pairs = []
+    for on_cluster in results:
+        if on_cluster["stage"].startswith(dask_build("")) and on_cluster["commit"] != EARLIER:
+            pool = next(
+                (
+                    r
+                    for r in results
+                    if r["stage"] == "database build (all stages)"
+                    and (r["scale"], r["commit"], r["measured"])
+                    == (on_cluster["scale"], on_cluster["commit"], on_cluster["measured"])
+                ),
+                None,
+            )
+            if pool is not None:
+                pairs.append((pool, on_cluster))
+    return pairs
+
+
+VERDICT_STAGES = ("surface", "language_id_all")
+
+
+def _driver_peak(r: dict) -> int | None:
+    """The driver's peak memory over the whole build (MiB)."""
+    return (r["detail"] or {}).get("peak_mib")
+
+
+def _stage_peaks(r: dict) -> dict[str, int]:
+    return {k: v for k, v in ((r["detail"] or {}).get("stage_peak_mib") or {}).items() if v is not None}
+
+
+def _verdict_peak(r: dict) -> int | None:
+    """The driver's peak memory in the verdict stages, which run on the cluster (MiB)."""
+    peaks = [v for k, v in _stage_peaks(r).items() if k in VERDICT_STAGES]
+    return max(peaks) if peaks else None
+
+
+def cluster_comparison(results: list[dict]) -> list[str]:
+    """The table of docs/performance.md's section On a cluster: each build on a Dask cluster beside the
+    build on the forked processes of the same run, the ratio of their times, and the driver's memory."""
+    pairs = cluster_builds(results)
+    if not pairs:
+        return [f'Not measured yet: `make bench BENCH_ARGS="--scales 1 50 --build-only"` (builds on DASK={DASK} too).']
+    lines = [
+        "| scale | cluster | forked processes (s) | on the cluster (s) | speed-up (processes / cluster) "
+        "| surface stage (s) | language_id_all stage (s) | driver's peak in these two stages (MiB) "
+        "| driver's peak over the build (MiB) | all processes' peak (MiB) | load before -> after | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for pool, on_cluster in pairs:
+        stages = [((r["detail"] or {}).get("stage_seconds") or {}) for r in (pool, on_cluster)]
+
+        def both(values) -> str:
+            return " / ".join("" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:.1f}" for v in values)
+
+        lines.append(
+            f"| x{pool['scale']} | {on_cluster['stage'].removeprefix(dask_build(''))} | {pool['median_seconds']:.1f} "
+            f"| {on_cluster['median_seconds']:.1f} | {pool['median_seconds'] / on_cluster['median_seconds']:.2f} "
+            f"| {both([s.get('surface') for s in stages])} | {both([s.get('language_id_all') for s in stages])} "
+            f"| {both([_verdict_peak(pool), _verdict_peak(on_cluster)])} "
+            f"| {both([_driver_peak(pool), _driver_peak(on_cluster)])} "
+            f"| {both([pool['tree_peak_mib'], on_cluster['tree_peak_mib']])} "
+            f"| {pool['load'][0]} -> {on_cluster['load'][1]} | {pool['commit']} |"
+        )
+    largest_pool, largest = max(pairs, key=lambda pair: pair[0]["scale"])
+    ratio = largest_pool["median_seconds"] / largest["median_seconds"]
+    peaks = _stage_peaks(largest)
+    highest = max(peaks, key=peaks.get) if peaks else None
+    lines += [
+        "",
+        "Each cell is processes / cluster, the two builds run one right after the other. The driver's peak is "
+        "the largest resident set of the build's own process, without its workers; all processes' peak adds the "
+        "workers (and, on the forked processes, counts the pages they share with the driver once).",
+        "",
+        f"At x{largest['scale']} the build took {largest['median_seconds']:.1f} s on the cluster "
+        f"{largest['stage'].removeprefix(dask_build(''))} and {largest_pool['median_seconds']:.1f} s on the forked "
+        f"processes: a speed-up of {ratio:.2f} ({'faster' if ratio > 1 else 'slower'} on the cluster). The "
+        f"driver's peak memory over the whole build was {_driver_peak(largest):,} MiB (target: under 1,024 MiB: "
+        f"{'met' if _driver_peak(largest) < 1024 else 'not met'})"
+        + (
+            f", set by the {highest} stage ({peaks[highest]:,} MiB)"
+            + ("" if highest in VERDICT_STAGES else ", which runs on the driver alike with or without a cluster")
+            if highest
+            else ""
+        )
+        + f"; in the two stages on the cluster it was {_verdict_peak(largest):,} MiB, against "
+        f"{_verdict_peak(largest_pool):,} MiB with the forked processes.",
+    ]
+    return lines
 
 
 def notebook_breakdown(results: list[dict]) -> list[str]:
@@ -655,6 +793,7 @@ def write_results(results: list[dict], out: Path) -> None:
         ]
     )
     files.write_text(out / "bench.md", text.rstrip() + "\n")
+    files.write_text(out / "cluster.md", "\n".join(cluster_comparison(results)).rstrip() + "\n")
     print(text)
 
 

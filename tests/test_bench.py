@@ -119,3 +119,53 @@ def test_the_breakdown_of_each_notebook_of_the_cold_run(bench, monkeypatch):
     )
     # `other` is what the named phases leave of the total: shutdown, provenance and the runner's own.
     assert lines[4] == "| 01_a | 8.0 | 1.0 | 0.8 | 1.0 | 3.0 | 1.0 | 1.2 |"
+
+
+def test_the_build_on_a_cluster_is_set_beside_the_build_of_the_same_run(bench, monkeypatch):
+    monkeypatch.setattr(bench, "commit", lambda: "abc1234")
+    none = paths.ROOT / "no-such-file.json"
+
+    def build(stage, seconds, driver, surface, release_peak, surface_peak):
+        detail = {
+            "peak_mib": driver,
+            "stage_seconds": {"release": 60.0, "surface": surface, "language_id_all": 30.0},
+            "stage_peak_mib": {"release": release_peak, "surface": surface_peak, "language_id_all": 500},
+        }
+        return row(stage, 50, seconds, tree_peak_mib=1500, detail=detail)
+
+    pool = build("database build (all stages)", 200.0, 1400, 90.0, 1400, 1100)
+    on_cluster = build(bench.dask_build("local:2"), 250.0, 1300, 130.0, 1300, 700)
+    # Rows of another run (another measurement time) are not compared.
+    later = bench.merge([on_cluster], none)
+    later[0]["measured"] = "2099-01-01T00:00+00:00"
+    assert bench.cluster_builds([*bench.merge([pool], none), *later]) == []
+    assert bench.cluster_comparison([])[0].startswith("Not measured yet")
+
+    results = bench.merge([pool, on_cluster], none)
+    assert [r["stage"] for r in results] == ["database build (all stages)", "database build (all stages), DASK=local:2"]
+    table = bench.cluster_comparison(results)
+    assert table[2] == (
+        "| x50 | local:2 | 200.0 | 250.0 | 0.80 | 90.0 / 130.0 | 30.0 / 30.0 | 1,100 / 700 | 1,400 / 1,300 "
+        "| 1,500 / 1,500 | 0.5 -> 0.7 | abc1234 |"
+    )
+    summary = table[-1]
+    assert "a speed-up of 0.80 (slower on the cluster)" in summary
+    assert (
+        "The driver's peak memory over the whole build was 1,300 MiB (target: under 1,024 MiB: not met), set by "
+        "the release stage (1,300 MiB), which runs on the driver alike with or without a cluster; in the two "
+        "stages on the cluster it was 700 MiB, against 1,100 MiB with the forked processes." in summary
+    )
+    before_after = "\n".join(bench.before_after(results))
+    assert "| database build at x50 on local:2 |  | 250.0 s against 200.0 s on the forked processes" in before_after
+    assert (
+        "(speed-up 0.80); driver's peak 700 MiB in the stages on the cluster, 1,300 MiB over the build" in before_after
+    )
+
+
+def test_the_largest_process_is_at_least_the_peak_the_build_reports(bench):
+    """The build starts the measure of its peak afresh at each stage, so the operating system's figure for
+    its process is that of its last stage: bench takes the peak the build prints over all of them."""
+    quiet = bench.measure([bench.PY, "-c", "print('{}')"])
+    assert quiet["peak_mib"] < 1_000
+    reported = bench.measure([bench.PY, "-c", "import json; print(json.dumps({'peak_mib': 123456}))"])
+    assert reported["peak_mib"] == 123456

@@ -3,8 +3,9 @@
 `Failure` is what the command line (`analysis.cli`, the suite's one error boundary) turns into one
 line `error: ...` and exit status 2, never a traceback: bad input (`InputError`, naming the file, the
 record and the field of every problem), a failed notebook, a new database that failed the build's
-checks, and a file or database that cannot be read or written (`StorageError`: the path and the
-operating system's or the database's reason). `os_reason` words an `OSError` the same way.
+checks, a file or database that cannot be read or written (`StorageError`: the path and the
+operating system's or the database's reason), and a Dask cluster that cannot be reached, goes away or
+runs other versions than the driver (`WorkerRefused`). `os_reason` words an `OSError` the same way.
 """
 
 import errno
@@ -81,6 +82,11 @@ class CheckFailed(Failure):
             f"{db_path} was not written: {len(failures)} {noun} of the new database failed:\n  "
             + "\n  ".join(self.failures)
         )
+
+
+class WorkerRefused(Failure):
+    """A worker of a Dask cluster that does not run the driver's versions (`pipeline.dask_executor`): the
+    message names both. Raised on a worker too, so it takes only its message."""
 
 
 class StorageError(Failure):

@@ -1,7 +1,10 @@
 """Where the time of a notebook run goes, for `make bench`: the run (`reporting.run`) names a file in
 the environment variable `CALMQA_TIMINGS`, the kernel it starts inherits the variable, and every step
 timed with `timed` appends one JSON line to that file (wall and CPU seconds, and what it was). Without
-the variable nothing is written."""
+the variable nothing is written.
+
+`reset_peak_memory` and `peak_memory_mib` measure the peak memory of this process over a step (the
+database build's stages), where the operating system keeps it (Linux's /proc)."""
 
 import contextlib
 import json
@@ -38,3 +41,19 @@ def read(path) -> list[dict]:
     except FileNotFoundError:
         return []
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def reset_peak_memory() -> None:
+    """Start measuring this process's peak resident set afresh (Linux; elsewhere nothing happens)."""
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+
+
+def peak_memory_mib() -> int | None:
+    """This process's peak resident set since `reset_peak_memory` (or since it started), in MiB; None
+    where the operating system does not say."""
+    try:
+        with open("/proc/self/status", encoding="utf-8") as status:
+            return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None

@@ -30,7 +30,7 @@ from ..core import files, paths
 from ..core.errors import Problems, StorageError
 from ..io import imports, ingest, records
 from ..io.imports import KINDS, KeptImport
-from . import language_verdicts, surface
+from . import executors, language_verdicts, surface
 
 WHAT = {"answers": "answers", "metrics": "answers' metrics", "questions": "questions"}
 
@@ -340,10 +340,13 @@ def import_file(
     db_path: Path | str,
     verification: Path | str | None = None,
     language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
+    dask: str | None = None,
 ) -> ImportSummary:
     """Validate the file, apply it to the database with the verdicts of what it adds or changes (the
     language verdicts in every language by `language_id_model`, the one the database was built with), and
-    keep it beside the database when it changed anything (`make import-answers|metrics|questions`)."""
+    keep it beside the database when it changed anything (`make import-answers|metrics|questions`). The
+    verdicts of the answers it adds or changes are computed on worker processes forked here, or with
+    `dask` on the Dask cluster it names (`local:N` or `tcp://host:port`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind of import {kind!r}; expected one of {', '.join(KINDS)}")
     path = Path(path)
@@ -367,8 +370,9 @@ def import_file(
             if not applied.summary.changes_anything:
                 writing.unchanged()
             if applied.answer_ids:
-                surface.refresh_answers(con, applied.answer_ids)
-                language_verdicts.refresh(con, applied.answer_ids, language_id_model)
+                with executors.start(executors.VerdictModels.read(language_id_model), dask=dask) as workers:
+                    surface.refresh_answers(con, applied.answer_ids, workers)
+                    language_verdicts.refresh(con, applied.answer_ids, workers)
             if applied.question_ids:
                 surface.refresh_questions(con, applied.question_ids)
             # Kept before the database is replaced: a kill between the two leaves a folder that no database

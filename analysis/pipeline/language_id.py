@@ -11,6 +11,7 @@ the same byte-level automaton walk, done for a whole batch per byte position wit
 naive Bayes scores, so its verdicts are langid's (tests/test_surface.py compares them).
 """
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -91,6 +92,14 @@ def cld2_as_polyglot(text: str) -> tuple[str | None, dict]:
     return (engine if reliable else None), raw
 
 
+def langid_model_sha256() -> str:
+    """The sha256 of the model the `langid` package ships (the langid engines' model)."""
+    import langid.langid as langid_module
+
+    model = langid_module.model
+    return hashlib.sha256(model if isinstance(model, bytes) else model.encode()).hexdigest()
+
+
 class LangidBatch:
     """langid 1.1.6's model applied to a batch of texts at once.
 
@@ -106,10 +115,7 @@ class LangidBatch:
         since decompressing and unpickling the model takes seconds."""
         import langid.langid as langid_module
 
-        model_sha = hashlib.sha256(
-            langid_module.model if isinstance(langid_module.model, bytes) else langid_module.model.encode()
-        ).hexdigest()
-        cache = None if cache_dir is None else Path(cache_dir) / f"langid-model-{model_sha[:16]}.npz"
+        cache = None if cache_dir is None else Path(cache_dir) / f"langid-model-{langid_model_sha256()[:16]}.npz"
         if cache is not None and cache.is_file():
             with np.load(cache) as arrays:
                 self.classes = [str(c) for c in arrays["classes"]]
@@ -127,7 +133,9 @@ class LangidBatch:
                     self.state_weights[state] = ptc[list(features)].sum(axis=0)
             self.prior = np.asarray(identifier.nb_pc, dtype=np.float64)
             if cache is not None:
-                with files.atomic_write(cache) as tmp:
+                # A worker of a cluster may run from an installed package whose folder it cannot write:
+                # it then derives the arrays again next time, as without a cache.
+                with contextlib.suppress(OSError), files.atomic_write(cache) as tmp:
                     np.savez(
                         tmp,
                         classes=np.array(self.classes),

@@ -26,6 +26,7 @@ and writes it to `build/language_id_all/model.npz`; the database build reads it
 (`pipeline.language_verdicts`, table `answer_language_all`). Nothing is downloaded at run time.
 """
 
+import io
 import json
 import time
 from dataclasses import dataclass, field
@@ -294,21 +295,40 @@ class Engine:
 
     @classmethod
     def load(cls, path: Path | str = paths.LANGUAGE_ID_MODEL) -> "Engine":
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no language identification model at {path}: train it with `make language-id`")
-        with np.load(path, allow_pickle=False) as stored:
-            header = json.loads(str(stored["header"]))
-            if header["settings"] != _settings():
-                raise FileNotFoundError(
-                    f"{path} was trained with other settings than analysis/pipeline/language_id_all.py's "
-                    f"({header['settings']}): train it again with `make language-id`"
-                )
+        """The engine trained into `path` (`make language-id`)."""
+        return cls.from_bytes(read_file(path), path)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: Path | str) -> "Engine":
+        """The engine from the bytes of its file (`read_file`), which was read from `source`."""
+        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+            header = _checked_header(stored, source)
             counts = sparse.csc_matrix(
                 (stored["counts"], (stored["buckets"], stored["columns"])),
                 shape=(2**HASH_BITS, len(header["languages"])),
             )
         return cls(header["languages"], counts, header["targets"], header["letters"], header["provenance"])
+
+
+def read_file(path: Path | str = paths.LANGUAGE_ID_MODEL) -> bytes:
+    """The bytes of a trained engine's file, once its header says it was trained with this module's settings."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no language identification model at {path}: train it with `make language-id`")
+    data = path.read_bytes()
+    with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+        _checked_header(stored, path)
+    return data
+
+
+def _checked_header(stored, source: Path | str) -> dict:
+    header = json.loads(str(stored["header"]))
+    if header["settings"] != _settings():
+        raise FileNotFoundError(
+            f"{source} was trained with other settings than analysis/pipeline/language_id_all.py's "
+            f"({header['settings']}): train it again with `make language-id`"
+        )
+    return header
 
 
 def _settings() -> dict:

@@ -1,12 +1,12 @@
 """The verdicts of the language identification for all 23 languages (`pipeline.language_id_all`) on
 every model answer: table `answer_language_all`. The paper pipeline's verdict is read from
 `answer_surface`, so this stage runs after the surface stage. An answer to a question in one of the
-four languages the paper leaves out is judged by the n-gram engine (on the build's worker processes);
+four languages the paper leaves out is judged by the n-gram engine (on the build's workers, `executors`);
 every other answer keeps the pipeline's verdict, copied in SQL without reading its text."""
 
 import collections
+import contextlib
 from collections.abc import Iterable
-from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -16,8 +16,9 @@ from tqdm import tqdm
 from ..core import paths
 from ..schema import ANSWER_LANGUAGE_ALL
 from ..store import append
-from .language_id_all import CHUNK_TEXTS, ENGINE_PAPER, TARGETS, Engine
-from .surface import MapUnordered
+from . import executors
+from .executors import VerdictModels, Workers
+from .language_id_all import CHUNK_TEXTS, ENGINE_PAPER, TARGETS
 
 # Answers read at once: memory stays bounded however many answers there are.
 BATCH_ANSWERS = 20_000
@@ -46,32 +47,20 @@ ORDER BY s.answer_id
 """
 
 
-def _engine(model: str) -> Engine:
-    """The engine of `model`, loaded once per process and version of the file (a worker loads its own on
-    its first part)."""
-    path = Path(model).resolve()
-    stat = path.stat() if path.is_file() else None
-    return _load(str(path), stat and (stat.st_mtime_ns, stat.st_size))
-
-
-@lru_cache(maxsize=1)
-def _load(model: str, version: tuple[int, int] | None) -> Engine:
-    return Engine.load(model)
-
-
 def _part_verdicts(part: tuple[str, list[int], list[str], list[str], list[str]]) -> tuple[list, ...]:
     """The engine's verdicts (answer ids, detected languages, engines, margins) for a part of the judged
-    answers (model file, answer ids, texts, question languages, pipeline verdicts). Lists only: it runs
-    in the build's forked workers, where polars must not."""
-    model, answer_ids, texts, languages, pipeline = part
-    return answer_ids, *_engine(model).verdicts(texts, languages, pipeline)
+    answers (the engine's key, answer ids, texts, question languages, pipeline verdicts). Lists only: it
+    runs on the workers, with the engine they loaded (`executors`), where polars must not (in a forked
+    worker its thread pool would not survive the fork)."""
+    engine_key, answer_ids, texts, languages, pipeline = part
+    return answer_ids, *executors.ngram_engine(engine_key).verdicts(texts, languages, pipeline)
 
 
-def _parts(model: str, answers: pl.DataFrame) -> list[tuple[str, list[int], list[str], list[str], list[str]]]:
+def _parts(engine_key: str, answers: pl.DataFrame) -> list[tuple[str, list[int], list[str], list[str], list[str]]]:
     """`answers` (rows of `JUDGED_ANSWERS_SQL`) in parts of `CHUNK_TEXTS`, as `_part_verdicts` takes them."""
     return [
         (
-            model,
+            engine_key,
             part["answer_id"].to_list(),
             part["text"].fill_null("").to_list(),
             part["language"].to_list(),
@@ -99,20 +88,16 @@ def _rows(answers: pl.DataFrame, parts: Iterable[tuple[list, ...]]) -> pl.DataFr
     )
 
 
-def _add_verdicts(
-    con: duckdb.DuckDBPyConnection, model: str, workers: MapUnordered | None, answer_ids: list[int] | None = None
-) -> None:
+def _add_verdicts(con: duckdb.DuckDBPyConnection, workers: Workers, answer_ids: list[int] | None = None) -> None:
     """Add the rows of `answer_language_all` for the answers of `answer_ids` (None: every answer with a
-    surface verdict): the pipeline's verdicts copied in SQL, the judged answers scored by the engine on
-    `workers` (else here), a batch queued before the previous one is stored."""
-    _engine(model)  # a missing or outdated model stops the stage here, with its own message
+    surface verdict): the pipeline's verdicts copied in SQL, the judged answers scored by the n-gram
+    engine on `workers`, a batch queued before the previous one is stored."""
     params: dict = {"targets": sorted(TARGETS)}
     scope = ""
     if answer_ids is not None:
         scope, params["answer_ids"] = " AND s.answer_id IN (SELECT unnest($answer_ids))", answer_ids
     con.execute(PIPELINE_VERDICTS_SQL.format(scope=scope), params)
     judged = [r[0] for r in con.execute(JUDGED_IDS_SQL.format(scope=scope), params).fetchall()]
-    judge = workers or map
     pending: collections.deque = collections.deque()
 
     def store_next() -> None:
@@ -120,29 +105,46 @@ def _add_verdicts(
         append(con, ANSWER_LANGUAGE_ALL, verdicts)
         bar.update(verdicts.height)
 
-    with tqdm(total=len(judged), desc="n-gram language verdicts", unit="answer", disable=None) as bar:
+    with tqdm(
+        total=len(judged), desc=f"n-gram language verdicts ({workers.where})", unit="answer", disable=None
+    ) as bar:
         for start in range(0, len(judged), BATCH_ANSWERS):
             answers = con.sql(JUDGED_ANSWERS_SQL, params={"answer_ids": judged[start : start + BATCH_ANSWERS]}).pl()
-            pending.append((answers, judge(_part_verdicts, _parts(model, answers))))
+            parts = workers.map_unordered(_part_verdicts, _parts(workers.models.engine_key, answers))
+            pending.append((answers.drop("text"), parts))  # the chunks carry the texts
             if len(pending) > 1:
                 store_next()
         while pending:
             store_next()
 
 
+def _started(workers: Workers | None, model: Path | str):
+    """`workers` if given, else this process with the n-gram engine trained into `model`."""
+    if workers is not None:
+        return contextlib.nullcontext(workers)
+    return executors.start(VerdictModels.read(model), processes=1)
+
+
 def write_tables(
-    con: duckdb.DuckDBPyConnection, model: Path | str = paths.LANGUAGE_ID_MODEL, workers: MapUnordered | None = None
+    con: duckdb.DuckDBPyConnection, workers: Workers | None = None, model: Path | str = paths.LANGUAGE_ID_MODEL
 ) -> dict[str, int]:
     """Create and fill `answer_language_all` for every model answer (it reads `answer_surface`, so it runs
-    after the surface stage), replacing the table if it is there. `workers`: the build's worker pool
-    (`surface.verdict_workers()`), which scores the judged answers a part at a time."""
+    after the surface stage), replacing the table if it is there. `workers`: the build's
+    (`executors.start`), which hold the n-gram engine; else it is read from `model` and run here."""
     con.execute(f"DROP TABLE IF EXISTS {ANSWER_LANGUAGE_ALL.name}")
     con.execute(ANSWER_LANGUAGE_ALL.ddl())
-    _add_verdicts(con, str(model), workers)
+    with _started(workers, model) as workers:
+        _add_verdicts(con, workers)
     return {ANSWER_LANGUAGE_ALL.name: con.execute(f"SELECT count(*) FROM {ANSWER_LANGUAGE_ALL.name}").fetchall()[0][0]}
 
 
-def refresh(con: duckdb.DuckDBPyConnection, answer_ids: list[int], model: Path | str = paths.LANGUAGE_ID_MODEL) -> None:
+def refresh(
+    con: duckdb.DuckDBPyConnection,
+    answer_ids: list[int],
+    workers: Workers | None = None,
+    model: Path | str = paths.LANGUAGE_ID_MODEL,
+) -> None:
     """Verdicts for the given answers only (new or changed by an import), after their surface verdicts."""
     con.execute(f"DELETE FROM {ANSWER_LANGUAGE_ALL.name} WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
-    _add_verdicts(con, str(model), None, answer_ids)
+    with _started(workers, model) as workers:
+        _add_verdicts(con, workers, answer_ids)

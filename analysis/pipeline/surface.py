@@ -14,8 +14,7 @@ provider error has no language or repetition verdict: it is neither "wrong langu
 
 import collections
 import contextlib
-import multiprocessing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -27,8 +26,8 @@ from tqdm import tqdm
 from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..schema import ANSWER_SURFACE, QUESTION_LANGUAGE_ID
 from ..store import append, insert
-from . import tokenizer
-from .language_id import Identifier
+from . import executors, tokenizer
+from .executors import PROCESSES, VerdictModels, Workers
 
 if TYPE_CHECKING:
     import quicktok
@@ -39,7 +38,6 @@ REPETITION_MIN_COUNT = 4
 # finish reasons of a blocked or failed generation. With the empty answers they are provider errors.
 PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")
 EMPTY_CODE = "empty"
-PROCESSES = 2
 
 TABLES = (ANSWER_SURFACE, QUESTION_LANGUAGE_ID)
 
@@ -169,18 +167,17 @@ def indicators(text: str, language: str) -> dict[str, bool]:
 
 # ---------------------------------------------------------------- verdicts
 
-# Set in the parent before the worker processes fork, so that they share the loaded models.
-_identifier: Identifier | None = None
-_tokenizer: "quicktok.Tokenizer | None" = None
 
-
-def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, list]:
-    answer_ids, texts, languages = chunk
+def _chunk_verdicts(chunk: tuple[str, list[int], list[str], list[str]]) -> dict[str, list]:
+    """The verdicts of a chunk of answers (langid engine, answer ids, texts, question languages), as
+    columns; it runs on the workers, with the models they loaded (`executors`)."""
+    langid_engine, answer_ids, texts, languages = chunk
+    identifier, encoding = executors.identifier(langid_engine), repetition_tokenizer()
     codes = [provider_error_code(t) for t in texts]
     answered = [i for i, code in enumerate(codes) if code is None]
-    verdicts = dict(zip(answered, _identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
+    verdicts = dict(zip(answered, identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
     # Special-token strings in an answer are ordinary text, as for any text a model wrote.
-    tokens = [np.array(_tokenizer.encode_ordinary(t), dtype=np.uint32) for t in texts]
+    tokens = [np.array(encoding.encode_ordinary(t), dtype=np.uint32) for t in texts]
     repeat_counts = max_ngram_counts(tokens)
     columns: dict[str, list] = {
         name: []
@@ -193,6 +190,7 @@ def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, 
             "detected_language",
             "n_tokens",
             "repeat_count",
+            "tokenizer",
             "apology",
             "language_name_mention",
             "translation_mention",
@@ -209,44 +207,29 @@ def _chunk_verdicts(chunk: tuple[list[int], list[str], list[str]]) -> dict[str, 
         columns["detected_language"].append(verdict.language if verdict else None)
         columns["n_tokens"].append(len(tokens[i]))
         columns["repeat_count"].append(0 if codes[i] else int(repeat_counts[i]))
+        columns["tokenizer"].append(encoding.name)
         for name, value in indicators(text, language).items():
             columns[name].append(value)
     return columns
 
 
-# What `verdict_workers` yields: map(function, items), the results in any order.
-MapUnordered = Callable[[Callable, Iterable], Iterator]
-
-
-@contextlib.contextmanager
-def verdict_workers(processes: int = PROCESSES, langid_engine: str = "langid-batch") -> Iterator[MapUnordered]:
-    """Yields a function that maps a function over items, giving results as they come: on a pool of
-    `processes` forked workers, started once. They inherit the surface stage's loaded models instead of
-    loading them again; the build's language_id_all stage runs on them too (`language_verdicts`, whose
-    n-gram engine each worker loads on its first part).
-
-    A worker keeps its own copy of every page of the parent's memory that the parent changes after
-    the fork, so the less the parent holds when this starts, the less memory the workers take."""
-    global _identifier, _tokenizer
-    _identifier, _tokenizer = Identifier(langid_engine), repetition_tokenizer()
-    if processes > 1:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            yield pool.imap_unordered
-    else:
-        yield map
-
-
-def _chunks(answers: pl.DataFrame, processes: int) -> list[tuple[list[int], list[str], list[str]]]:
-    rows = answers.select("answer_id", "text", "language").with_columns(
+def _chunks(rows: pl.DataFrame, key: str, workers: Workers) -> list[tuple[str, list[int], list[str], list[str]]]:
+    """`rows` (columns `key`, text, language) cut into chunks for the workers: (langid engine, ids, texts, languages)."""
+    rows = rows.select(key, "text", "language").with_columns(
         pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes")
     )
     # Longest texts first and in length order, so that chunks hold texts of similar length (langid's
     # batch walk takes as many steps as its longest text) and the slowest chunks start first.
-    rows = rows.sort("n_bytes", "answer_id", descending=[True, False])
-    n_chunks = max(processes * 4, -(-rows.height // 2**_TEXT_BITS))
+    rows = rows.sort("n_bytes", key, descending=[True, False])
+    n_chunks = max(workers.parallelism * 4, -(-rows.height // 2**_TEXT_BITS))
     bounds = np.linspace(0, rows.height, n_chunks + 1).astype(int)
     return [
-        (rows["answer_id"][a:b].to_list(), rows["text"][a:b].to_list(), rows["language"][a:b].to_list())
+        (
+            workers.models.langid_engine,
+            rows[key][a:b].to_list(),
+            rows["text"][a:b].to_list(),
+            rows["language"][a:b].to_list(),
+        )
         for a, b in zip(bounds[:-1], bounds[1:])
         if b > a
     ]
@@ -270,29 +253,46 @@ def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm
             "detected_language": pl.String,
             "n_tokens": pl.Int32,
             "repeat_count": pl.Int32,
+            "tokenizer": pl.String,
             "apology": pl.Boolean,
             "language_name_mention": pl.Boolean,
             "translation_mention": pl.Boolean,
             "emoji": pl.Boolean,
         },
     )
-    return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"), _tokenizer.name)
+    return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"))
+
+
+def _started(workers: Workers | None, processes: int = 1, langid_engine: str = "langid-batch"):
+    """`workers` if given, else workers started for this call: `processes` forked (1: this process)."""
+    if workers is not None:
+        return contextlib.nullcontext(workers)
+    return executors.start(VerdictModels(langid_engine), processes=processes)
+
+
+def _bar(total: int, what: str, workers: Workers, progress: bool = True) -> tqdm:
+    return tqdm(total=total, desc=f"{what} ({workers.where})", unit="answer", disable=None if progress else True)
 
 
 def surface_verdicts(
-    answers: pl.DataFrame, processes: int = PROCESSES, langid_engine: str = "langid-batch", progress: bool = True
+    answers: pl.DataFrame,
+    processes: int = PROCESSES,
+    langid_engine: str = "langid-batch",
+    progress: bool = True,
+    workers: Workers | None = None,
 ) -> pl.DataFrame:
     """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
-    its ISO code), as rows of `answer_surface`, sorted by answer_id."""
-    chunks = _chunks(answers, processes)
-    with (
-        verdict_workers(processes if len(chunks) > 1 else 1, langid_engine) as verdict_map,
-        tqdm(total=answers.height, desc="surface verdicts", unit="answer", disable=None if progress else True) as bar,
-    ):
-        return _verdicts(answers, verdict_map(_chunk_verdicts, chunks), bar)
+    its ISO code), as rows of `answer_surface`, sorted by answer_id: on `workers`, else on `processes`
+    forked here with the langid engine `langid_engine` (one process when the answers make one chunk)."""
+    one_chunk = answers.height <= 1
+    with _started(workers, 1 if one_chunk else processes, langid_engine) as workers:
+        with _bar(answers.height, "surface verdicts", workers, progress) as bar:
+            return _verdicts(
+                answers, workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers)), bar
+            )
 
 
-def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
+def _finish(verdicts: pl.DataFrame) -> pl.DataFrame:
     """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
     match = pl.col("detected_language") == pl.col("iso_code")
     correct = (
@@ -302,7 +302,6 @@ def _finish(verdicts: pl.DataFrame, tokenizer: str) -> pl.DataFrame:
         verdicts.with_columns(
             language_match=match,
             repetition=pl.col("repeat_count") >= REPETITION_MIN_COUNT,
-            tokenizer=pl.lit(tokenizer),
             provider_error=pl.col("provider_error_code").is_not_null(),
         )
         .with_columns(language_correct=correct)
@@ -337,76 +336,86 @@ ORDER BY q.question_id
 """
 
 
+def _question_chunk(chunk: tuple[str, list[int], list[str], list[str]]) -> tuple[list, ...]:
+    """The verdicts of a chunk of questions (langid engine, question ids, texts, languages): ids,
+    engines, raw verdicts and detected languages. It runs on the workers, like `_chunk_verdicts`."""
+    langid_engine, question_ids, texts, languages = chunk
+    verdicts = executors.identifier(langid_engine).identify(texts, languages)
+    return question_ids, [v.engine for v in verdicts], [v.raw_json() for v in verdicts], [v.language for v in verdicts]
+
+
 def question_language_ids(
-    con: duckdb.DuckDBPyConnection, langid_engine: str = "langid-batch", question_ids: list[int] | None = None
+    con: duckdb.DuckDBPyConnection, question_ids: list[int] | None = None, workers: Workers | None = None
 ) -> pl.DataFrame:
     """The language identification run on every question (or those of `question_ids`), as rows of
-    `question_language_id`."""
+    `question_language_id` sorted by question_id: on `workers`, else in this process."""
     if question_ids is None:
         questions = con.sql(QUESTIONS_SQL.format(where="")).pl()
     else:
         questions = con.sql(
             QUESTIONS_SQL.format(where="WHERE q.question_id IN (SELECT unnest($ids))"), params={"ids": question_ids}
         ).pl()
-    identifier, texts, languages = (
-        Identifier(langid_engine),
-        questions["text"].to_list(),
-        questions["language"].to_list(),
+    columns: list[list] = [[], [], [], []]
+    with _started(workers) as workers:
+        # In batches: the langid step's working memory grows with the number of texts it is given at once.
+        for batch in questions.iter_slices(BATCH_SIZE):
+            for part in workers.map_unordered(_question_chunk, _chunks(batch, "question_id", workers)):
+                for column, values in zip(columns, part):
+                    column.extend(values)
+    verdicts = pl.DataFrame(
+        dict(zip(("question_id", "language_engine", "language_raw", "detected_language"), columns)),
+        schema={
+            "question_id": pl.Int64,
+            "language_engine": pl.String,
+            "language_raw": pl.String,
+            "detected_language": pl.String,
+        },
     )
-    # In batches: the langid step's working memory grows with the number of texts it is given at once.
-    verdicts = [
-        v
-        for start in range(0, len(texts), BATCH_SIZE)
-        for v in identifier.identify(texts[start : start + BATCH_SIZE], languages[start : start + BATCH_SIZE])
-    ]
     return (
-        questions.with_columns(
-            language_engine=pl.Series([v.engine for v in verdicts], dtype=pl.String),
-            language_raw=pl.Series([v.raw_json() for v in verdicts], dtype=pl.String),
-            detected_language=pl.Series([v.language for v in verdicts], dtype=pl.String),
-        )
+        questions.join(verdicts, on="question_id")
         .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
         .select(QUESTION_LANGUAGE_ID.column_names())
+        .sort("question_id")
     )
 
 
 def write_tables(
-    con: duckdb.DuckDBPyConnection, processes: int = PROCESSES, workers: MapUnordered | None = None
+    con: duckdb.DuckDBPyConnection, workers: Workers | None = None, processes: int = PROCESSES
 ) -> dict[str, int]:
     """Create and fill `answer_surface` and `question_language_id` from the open read-write connection,
-    replacing them if they are there (every verdict is recomputed). `workers`: a `verdict_workers()`
-    started earlier, else a pool of `processes` is started here."""
+    replacing them if they are there (every verdict is recomputed). `workers`: the build's
+    (`executors.start`), else `processes` are forked here."""
     for table in TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table.name}")
     con.execute(ANSWER_SURFACE.ddl())
     answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
-    # One pool for all batches, and each batch's chunks queued before the previous batch's verdicts are
-    # collected and stored, so that the workers do not wait for the database between batches.
+    # One set of workers for all batches, and each batch's chunks queued before the previous batch's
+    # verdicts are collected and stored, so that the workers do not wait for the database between batches.
     pending: collections.deque = collections.deque()
-    with (
-        contextlib.nullcontext(workers) if workers else verdict_workers(processes) as verdict_map,
-        tqdm(total=len(answer_ids), desc="surface verdicts", unit="answer", disable=None) as bar,
-    ):
+    with _started(workers, processes) as workers, _bar(len(answer_ids), "surface verdicts", workers) as bar:
         for start in range(0, len(answer_ids), BATCH_SIZE):
             answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()
-            pending.append((answers, verdict_map(_chunk_verdicts, _chunks(answers, processes))))
+            parts = workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers))
+            # The chunks carry the texts: only what `_verdicts` joins waits here.
+            pending.append((answers.drop("text"), parts))
             if len(pending) > 1:
                 append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
         while pending:
             append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
-    insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con))
+        insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con, workers=workers))
     return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in TABLES}
 
 
-def refresh_answers(con: duckdb.DuckDBPyConnection, answer_ids: list[int]) -> None:
-    """Verdicts for the given answers only (new or changed by an import), replacing any they had."""
-    verdicts = answer_verdicts(con, answer_ids)
+def refresh_answers(con: duckdb.DuckDBPyConnection, answer_ids: list[int], workers: Workers | None = None) -> None:
+    """Verdicts for the given answers only (new or changed by an import), replacing any they had: on
+    `workers`, else on worker processes forked here."""
+    verdicts = answer_verdicts(con, answer_ids, workers=workers)
     con.execute("DELETE FROM answer_surface WHERE answer_id IN (SELECT unnest(?))", [answer_ids])
     append(con, ANSWER_SURFACE, verdicts)
 
 
-def refresh_questions(con: duckdb.DuckDBPyConnection, question_ids: list[int]) -> None:
+def refresh_questions(con: duckdb.DuckDBPyConnection, question_ids: list[int], workers: Workers | None = None) -> None:
     """The language identification of the given questions only (added by an import)."""
-    verdicts = question_language_ids(con, question_ids=question_ids)
+    verdicts = question_language_ids(con, question_ids=question_ids, workers=workers)
     con.execute("DELETE FROM question_language_id WHERE question_id IN (SELECT unnest(?))", [question_ids])
     append(con, QUESTION_LANGUAGE_ID, verdicts)

@@ -6,7 +6,7 @@
   sections, its parameters with their defaults and comments, and the files it writes (with the caption
   of each table, `viz/tables.py`);
 - `docs/performance.md`: the benchmarks' latest results, from bench/results/ (`make bench`,
-  `make bench-surface`, `make check-tokenizer`).
+  `make bench-surface`, `make check-tokenizer`), and how to run the build on a cluster.
 
 docs/methods.md (how each notebook computes what it shows) is written by hand.
 """
@@ -194,8 +194,9 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "answers do not go through the write-ahead log. The cyclic garbage collector is paused while a file is "
             "parsed: its millions of fresh dicts and strings hold no reference cycle.",
             "- **Surface stage** (`pipeline/surface.py`). One pool of worker processes for all batches, forked before "
-            "the build opens the database (a worker keeps a copy of every page the parent changes after the fork); "
-            "the next batch is queued before the previous one is stored. The langid walk takes at most 2,048 texts "
+            "the build opens the database with the models loaded (`pipeline/executors.py`; a worker keeps a copy of "
+            "every page the parent changes after the fork); the next batch is queued before the previous one is "
+            "stored, and the questions' language identification runs on the same workers. The langid walk takes at most 2,048 texts "
             "at once, and the repetition rule's hashes and sorts work in blocks that fit the processor's cache. "
             "Answers are tokenized with quicktok's C++ implementation of o200k_base, whose token ids are "
             "tiktoken's (`make check-tokenizer`) and which takes about a quarter of tiktoken's time: the tokenizer "
@@ -210,6 +211,61 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "The tables are identical to those of the build before this work (every table compared row for row "
             "at the snapshot's size); `tests/test_db.py` checks that the ids come out as if the whole release had "
             "been sorted at once.",
+            "",
+        ]
+    )
+    lines.extend(
+        [
+            "## On a cluster",
+            "",
+            "`make db DASK=...` (and `make import-answers DASK=...`; `build(dask=...)` and `--dask` on the command "
+            "line) runs the surface and language_id_all stages, the language identification, tokenization and "
+            "repetition count of every answer that take most of the build's processor time, on a Dask cluster "
+            "(`distributed`'s scheduler; `pipeline/executors.py`, `pipeline/dask_executor.py`). The driver, the "
+            "machine that runs `make`, keeps the rest: it reads the release, reads the answers from the database a "
+            "batch of 20,000 at a time, sends each batch's chunks to the workers, and writes their verdicts in "
+            "batch order, so the tables are the same to the byte as without DASK, and at most two batches are in "
+            "flight. Without DASK the build forks its worker processes as before and imports no dask.",
+            "",
+            "- `DASK=local:N` starts a cluster of N worker processes (one thread each) on this machine for the "
+            "build and stops it afterwards.",
+            "- `DASK=tcp://host:8786` uses a running cluster. On one machine, `dask scheduler` (port 8786; its "
+            "dashboard on 8787 when bokeh is installed); on each worker machine, "
+            "`dask worker tcp://host:8786 --nworkers N --nthreads 1`, one process per core, since the verdicts are "
+            "Python code that a process runs one thread at a time. Kubernetes, SLURM or cloud deployments "
+            "(dask-kubernetes, dask-jobqueue, dask-cloudprovider) start the same scheduler and workers; DASK takes "
+            "the scheduler's address.",
+            "- A worker needs the suite's package installed at the driver's version (`make setup` in a checkout of "
+            "the same commit) and nothing else: no release, no database, no shared file system. It loads the "
+            "language identification and the tokenizer from the installed packages and the n-gram engine from "
+            "the bytes the driver sends once; the texts come with the chunks.",
+            "- The driver needs the release, the trained n-gram engine (`make language-id`) and a connection to the "
+            "scheduler's port; the results come back through the scheduler.",
+            "- Before any work is sent, every worker's versions are compared with the driver's: Dask's own "
+            "packages (`Client.get_versions`), and the suite's package with a digest of its source, the libraries "
+            "the verdicts run and langid's model. A difference ends the build naming both versions; so does a "
+            "worker that joins later with another version, before it computes anything.",
+            "- A worker that dies while it runs a chunk has that chunk run again on another worker (a machine's "
+            "nanny restarts the dead process). A scheduler that cannot be reached within 10 s, that has no "
+            "worker, or that goes away during the build ends it with one message naming its address, exit "
+            "status 2, and the previous database byte-identical.",
+            "",
+            "`make bench` builds the snapshot and each synthetic release on `DASK=local:2` right after building it "
+            "on the forked processes, on the same machine and in the same run, and sets the two side by side: the ratio of the "
+            "times, each verdict stage, and the driver's own peak memory (its largest resident set, without the "
+            "workers'). Here the cluster's two workers run on the same two cores as the two forked processes, so "
+            "the comparison shows what Dask costs on one machine (starting the cluster, loading the models in "
+            "every worker, sending the texts to the workers and the verdicts back); the speed-up comes from "
+            "adding machines, up to what the driver's own stages take.",
+            "",
+        ]
+    )
+    path = results / "cluster.md"
+    lines.extend(
+        [
+            path.read_text(encoding="utf-8").strip()
+            if path.is_file()
+            else "Not measured on this machine yet: run `make bench`.",
             "",
         ]
     )

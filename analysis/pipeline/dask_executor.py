@@ -1,0 +1,211 @@
+"""The verdict stages' chunks on a Dask cluster (`executors.start` with DASK; nothing else imports this
+module, so a build without DASK imports no dask).
+
+`DASK=local:N` starts a `LocalCluster` of N worker processes of one thread each on this machine;
+`DASK=tcp://host:port` connects to a running scheduler (`dask scheduler`, with workers started by
+`dask worker tcp://host:port`), within `CONNECT_SECONDS`. Before any work is sent, every worker's
+versions are compared with the driver's: Dask's own packages (`Client.get_versions`), and the package,
+the libraries the verdicts run and langid's model (`executors.identity`); a difference is refused,
+naming both. A plugin then loads the models on every worker, and on every worker that joins later
+(a worker the nanny restarts, a machine added), which it first checks the same way.
+
+Chunks are submitted a batch at a time (`Client.map`) and their results taken as they complete, so at
+most the batches the stages keep in flight are held anywhere. A worker that dies mid-chunk has its
+chunk run again on another by the scheduler; a scheduler that cannot be reached, or that goes away
+during the build, ends it with one message naming its address (a `Failure`: exit status 2, and the
+build's temporary database is removed, so the previous one stays byte-identical).
+"""
+
+import asyncio
+import contextlib
+import functools
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+
+import distributed
+from dask import config as dask_config
+from distributed.versions import required_packages, scheduler_relevant_packages
+
+from ..core.errors import Failure, WorkerRefused
+
+# How long the driver tries to reach the scheduler, and waits for it to have a worker.
+CONNECT_SECONDS = 10
+# Dask warns when the tasks sent at once exceed this size (10 MB by default); a batch's are below it.
+GRAPH_WARNING = "1GiB"
+# Where to read how to start a cluster.
+HOW_TO = "docs/performance.md, section On a cluster"
+
+# On a worker: per plugin (one per build or import), None once the worker loaded its models, or why it
+# refused the work.
+_admitted: dict[str, str | None] = {}
+
+
+class _LostScheduler(logging.Filter):
+    """Drops what the client logs while it tries to reconnect to a scheduler that went away, and when it
+    gives up: the build has already ended with its own message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        cancelled = record.exc_info is not None and isinstance(record.exc_info[1], asyncio.CancelledError)
+        return not (record.funcName == "_reconnect" or cancelled)
+
+
+logging.getLogger("distributed.client").addFilter(_LostScheduler())
+
+
+def _differences(driver: dict[str, str], worker: dict[str, str]) -> list[str]:
+    return [
+        f"{name} {worker.get(name, '(missing)')} where the driver runs {version}"
+        for name, version in driver.items()
+        if worker.get(name) != version
+    ]
+
+
+class _VerdictModels(distributed.WorkerPlugin):
+    """Loads the verdict stages' models once on every worker, present or joining later, after checking
+    that the worker runs what the driver runs."""
+
+    def __init__(self, token: str, load: Callable[[], None], identity: Callable[[], dict], expected: dict) -> None:
+        self.token, self.load, self.identity, self.expected = token, load, identity, expected
+
+    async def setup(self, worker) -> None:
+        # In a thread: loading takes seconds, during which the worker keeps answering the scheduler.
+        differing = _differences(self.expected, await asyncio.to_thread(self.identity))
+        if differing:
+            _admitted[self.token] = f"worker {worker.address} runs " + "; ".join(differing)
+            return
+        await asyncio.to_thread(self.load)
+        _admitted[self.token] = None
+
+
+def _run(token: str, function: Callable, item):
+    """`function(item)` on a worker that loaded the models of the plugin `token`."""
+    if token not in _admitted:
+        raise WorkerRefused(
+            f"a worker of the Dask cluster has not loaded the verdict models (its log says why): {HOW_TO}"
+        )
+    if _admitted[token] is not None:
+        raise WorkerRefused(f"the Dask cluster refused a worker that joined during the build: {_admitted[token]}")
+    return function(item)
+
+
+def _check_versions(client: distributed.Client, address: str, identity: Callable[[], dict]) -> None:
+    """Refuse the cluster unless every worker (and the scheduler, for Dask's packages) runs the driver's versions."""
+    ours = identity()
+    try:
+        theirs = client.run(identity)
+    except Exception as exc:  # noqa: BLE001 - any failure here means the worker cannot run this package's code
+        raise Failure(
+            f"the workers of the Dask cluster at {address} cannot run this package's version check "
+            f"({type(exc).__name__}: {exc}): install the driver's package on every worker ({HOW_TO})"
+        ) from None
+    problems = [
+        f"worker {worker} runs {difference}"
+        for worker, found in sorted(theirs.items())
+        for difference in _differences(ours, found)
+    ]
+    versions = client.get_versions()
+    dask_packages = ["python", *required_packages]
+    driver = {name: str(versions["client"]["packages"].get(name)) for name in dask_packages}
+    scheduler = versions["scheduler"]["packages"]
+    problems += [
+        f"the scheduler runs {difference}"
+        for difference in _differences(
+            {name: v for name, v in driver.items() if name in scheduler_relevant_packages},
+            {name: str(v) for name, v in scheduler.items()},
+        )
+    ]
+    for worker, found in sorted(versions["workers"].items()):
+        problems += [
+            f"worker {worker} runs {difference}"
+            for difference in _differences(driver, {name: str(v) for name, v in found["packages"].items()})
+        ]
+    if problems:
+        raise WorkerRefused(
+            f"the Dask cluster at {address} does not run what this driver runs, so its verdicts could differ: "
+            + "; ".join(problems)
+            + f". Install the driver's versions on every worker ({HOW_TO})."
+        )
+
+
+def _results(client: distributed.Client, futures: list, address: str) -> Iterator:
+    """The futures' results as they complete, with the cluster's failures said in one message each."""
+    try:
+        for future in distributed.as_completed(futures, loop=client.loop):
+            yield future.result()
+            future.release()
+    except distributed.client.FutureCancelledError as exc:
+        raise Failure(
+            f"the Dask scheduler at {address} went away during the build ({exc.reason}); nothing was written"
+        ) from None
+    except distributed.KilledWorker as exc:
+        raise Failure(
+            f"a chunk was run on {exc.allowed_failures + 1} workers of the Dask cluster at {address} and each died "
+            f"while running it (the last, {exc.last_worker.address}); nothing was written"
+        ) from None
+
+
+@contextlib.contextmanager
+def connect(
+    dask: str, load: Callable[[], None], identity: Callable[[], dict]
+) -> Iterator[tuple[Callable[[Callable, Iterable], Iterator], int, str]]:
+    """The cluster that `dask` names (`local:N` or `tcp://host:port`), its versions checked and its workers'
+    models loaded by `load`: yields (map_unordered, the workers' threads, where for the progress bars)."""
+    with contextlib.ExitStack() as stack:
+        if dask.startswith("local:"):
+            cluster = distributed.LocalCluster(
+                n_workers=int(dask.removeprefix("local:")),
+                threads_per_worker=1,
+                processes=True,
+                # Its HTTP server (the dashboard's, without bokeh) on a free port of this machine only: by
+                # default it takes 8787, or warns when another cluster has it.
+                dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
+            )
+            stack.enter_context(cluster)
+            address = cluster.scheduler_address
+        else:
+            address = dask
+        try:
+            client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except OSError as exc:
+            raise Failure(
+                f"the Dask scheduler at {dask} cannot be reached ({exc}): start it with `dask scheduler` and its "
+                f"workers with `dask worker {dask}` ({HOW_TO}); nothing was written"
+            ) from None
+        stack.enter_context(client)
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except TimeoutError:
+            raise Failure(
+                f"the Dask scheduler at {dask} has no worker after {CONNECT_SECONDS} s: start them with "
+                f"`dask worker {dask}` ({HOW_TO}); nothing was written"
+            ) from None
+        _check_versions(client, dask, identity)
+        token = f"calmqa-verdict-models-{uuid.uuid4().hex}"
+        client.register_plugin(_VerdictModels(token, load, identity, identity()), name=token)
+        stack.callback(_unregister, client, token)
+
+        def map_unordered(function: Callable, items: Iterable) -> Iterator:
+            try:
+                # A batch's texts travel inside its tasks, tens of MB, on purpose: data scattered to a worker
+                # would die with it, and its chunk could not be run again. Named after the function
+                # (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
+                with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
+                    futures = client.map(
+                        functools.partial(_run, token, function), list(items), key=function.__name__, pure=False
+                    )
+            except OSError as exc:
+                raise Failure(
+                    f"the Dask scheduler at {dask} went away during the build ({exc}); nothing was written"
+                ) from None
+            return _results(client, futures, dask)
+
+        yield map_unordered, sum(client.nthreads().values()), f"Dask {dask}"
+
+
+def _unregister(client: distributed.Client, token: str) -> None:
+    """Remove the build's plugin (the scheduler would otherwise send it to every worker that joins); a
+    scheduler that went away has nothing to remove."""
+    if client.status == "running":
+        client.unregister_worker_plugin(token)
