@@ -86,10 +86,20 @@ CLAIMS := $(wildcard data/paper/claims/*.csv)
 
 .PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
-help: ## list the targets
-	@echo "CaLMQA analysis suite. Targets:"
-	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
-	@echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  DASK=$(DASK) (local:N or tcp://host:8786: the verdicts of make db and import-answers on a Dask cluster, docs/performance.md)"
+# `make help` lists these first, in this order, for whoever uses the suite; every other target with a `## `
+# description follows, for whoever maintains it.
+USING_TARGETS := figures lab import-answers import-metrics import-questions db check-paper check-reports screenshots data setup clean help
+empty :=
+space := $(empty) $(empty)
+describe = sed -E 's/^([a-z-]+):.*\#\# (.*)/  make \1\t\2/' | expand -t 24
+
+help: ## list the targets: first for using the suite, then for maintaining it
+	@echo "CaLMQA analysis suite."
+	@echo; echo "Using the suite:"
+	@for target in $(USING_TARGETS); do grep -E "^$$target:.*## " $(firstword $(MAKEFILE_LIST)) | $(describe); done
+	@echo; echo "Maintaining the suite:"
+	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | grep -vE '^($(subst $(space),|,$(USING_TARGETS))):' | $(describe)
+	@echo; echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  DASK=$(DASK) (local:N or tcp://host:8786: the verdicts of make db and import-answers on a Dask cluster, docs/performance.md)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -134,11 +144,11 @@ $(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*
 
 figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
 
-$(INDEX): $(REPORTS) $(INDEX_CODE) | $(SETUP)
+$(INDEX): $(REPORTS) $(INDEX_CODE) docs/methods.md | $(SETUP)
 	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
 
-screenshots: $(INDEX) ## every report and the index as whole-page PNGs at 1400 and 1024 px wide -> build/screenshots/ (for review)
-	$(PY) -m analysis screenshots --out build/screenshots $(INDEX) $(REPORTS)
+screenshots: $(INDEX) ## every report, the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit
+	$(PY) -m analysis screenshots --out build/screenshots --db $(DB) $(INDEX) $(REPORTS)
 
 docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks and bench/results
 	$(PY) -m analysis docs
@@ -152,7 +162,7 @@ $(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK
 	$(PY) -m analysis run-notebook $* --db=$(DB) --language-id=$(LANGUAGE_ID_DIR) $(if $(OUT),--out=$(OUT))
 
 # ... and on the files its parameters name.
-$(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS)
+$(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS) data/paper/items.csv
 $(addprefix $(OUT_DIR)reports/,$(addsuffix .html,01_dataset_overview 03_surface_quality 05_human_evaluation 07_nativqa_results 09_answer_verdicts)): $(CLAIMS)
 $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 

@@ -143,8 +143,10 @@ def _check_reports(args) -> int:
 def _screenshots(args) -> int:
     from .reporting import screenshots
 
-    screenshots.take([Path(p) for p in args.pages], Path(args.out))
-    return 0
+    _, problems = screenshots.take(
+        [Path(p) for p in args.pages], Path(args.out), explorer_db=Path(args.db) if args.db else None
+    )
+    return 1 if problems else 0
 
 
 def _docs(args) -> int:
@@ -300,10 +302,12 @@ def parser() -> argparse.ArgumentParser:
 
     shots = commands.add_parser(
         "screenshots",
-        help="whole-page screenshots of reports at 1400 and 1024 px wide, for review (headless Chromium, network off)",
+        help="whole-page screenshots of reports (and, with --db, of the explorer in JupyterLab) at 1400 and 1024 px "
+        "wide, for review (headless Chromium); fails when a chart does not fit its place or has text under 9 px",
     )
     shots.add_argument("pages", nargs="+")
     shots.add_argument("--out", default=str(paths.BUILD / "screenshots"))
+    shots.add_argument("--db", help="the database the explorer (notebooks/00_explore.ipynb) opens in JupyterLab")
     shots.set_defaults(func=_screenshots)
 
     docs = commands.add_parser(

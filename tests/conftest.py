@@ -16,7 +16,7 @@ from tiny_release import write_release
 from analysis import store
 from analysis.core import paths
 from analysis.pipeline.build import build
-from analysis.reporting import index, run
+from analysis.reporting import browser, index, run
 
 # Fixtures that need the release snapshot (every fixture built on them needs it too).
 SNAPSHOT_FIXTURES = {"release_folder"}
@@ -108,9 +108,8 @@ def tiny_database(tmp_path_factory, language_id_model) -> Path:
 
 @pytest.fixture(scope="session")
 def chromium():
-    """Debian's headless Chromium, network off (`reporting.browser`), shared by the browser tests."""
-    from analysis.reporting import browser
-
+    """Debian's headless Chromium, driven over the DevTools protocol (`reporting.browser`), shared by the
+    browser tests."""
     try:
         browser.chromium_path()
     except browser.BrowserError as exc:

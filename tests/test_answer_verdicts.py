@@ -2,7 +2,8 @@
 
 import polars as pl
 
-from analysis.analyses import answer_verdicts, dimensions, human_evaluation
+from analysis.analyses import answer_verdicts, dimensions, human_evaluation, surface
+from analysis.core.vocabulary import UNRELIABLE_LANGUAGES
 from analysis.viz import charts
 
 
@@ -19,11 +20,20 @@ def test_english_cells_count_answers_with_a_language_verdict(con):
     """).fetchall()[0]
     assert (cells["n_english"].sum(), cells["n_with_language"].sum()) == by_hand[:2]
     assert by_hand[2] == 0, "a provider's finish-reason code is not an answer and gets no language verdict"
-    assert (cells["ci_low"] <= cells["pct_english"]).all() and (cells["pct_english"] <= cells["ci_high"]).all()
+    shown = cells.filter(pl.col("pct_english").is_not_null())
+    assert ((shown["ci_low"] <= shown["pct_english"]) & (shown["pct_english"] <= shown["ci_high"])).all()
     blank = cells.filter(pl.col("n_with_language") == 0)
     assert blank["pct_english"].null_count() == blank.height and set(blank["model"]) <= {"Gemini 1.5 Pro"}
-    judged = cells.filter(pl.col("n_with_language") > 0)
+    judged = cells.filter(pl.col("status").is_null())
     assert ((judged["pct_english"] - 100 * judged["n_english"] / judged["n_with_language"]).abs() <= 0.05).all()
+    # The rule of every heatmap: a language whose identification is unreliable has no verdicts, so no share.
+    unreliable = cells.filter(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)))
+    assert unreliable.height == 8 * 4 * 2 and unreliable["pct_english"].null_count() == unreliable.height
+    assert set(unreliable["status"]) <= {surface.NOT_IDENTIFIED, surface.PROVIDER_ERRORS_ONLY}
+    assert set(blank["status"]) == {surface.PROVIDER_ERRORS_ONLY}
+    assert judged.filter(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).height == 0
+    spec = charts.english_answer_heatmap(cells, dimensions.Orders.of(con)).to_dict()
+    assert "Kirundi †" in spec["spec"]["layer"][0]["encoding"]["x"]["sort"]
 
 
 def test_verdict_counts_are_tables_25_to_27_in_long_form(con):

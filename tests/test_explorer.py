@@ -1,5 +1,7 @@
 """The explorer's logic on the real database, its widgets driven programmatically, and its HTML escaping."""
 
+import re
+
 import duckdb
 import papermill
 import polars as pl
@@ -64,24 +66,25 @@ def _colour_domains(chart) -> list:
 def test_the_default_metric_is_a_percentage_on_a_scale_that_stays_put(explore):
     assert explorer.METRIC_BY_KEY[explore.metric.value].kind == "share"
     explore.language.value = explorer.ALL
-    assert _colour_domains(explore.chart.chart) == [[0, 100]]
-    explore.language.value = "German"
-    assert _colour_domains(explore.chart.chart) == [[0, 100]]
+    assert _colour_domains(explore.chart) == [[0, 100]]
+    explore.category.value = explore.category.options[1]
+    assert _colour_domains(explore.chart) == [[0, 100]]
     # "100", never "100%", in a cell: the value is a percentage and the cell text a plain number
     assert explorer.METRIC_BY_KEY[explore.metric.value].value_format == ".0f"
     # a mean keeps the scale of the whole database whatever the filters
     explore.metric.value = "answer_bytes"
-    german = _colour_domains(explore.chart.chart)
-    explore.language.value = explorer.ALL
-    assert _colour_domains(explore.chart.chart) == german and german[0][1] > 1000
+    one_category = _colour_domains(explore.chart)
+    explore.category.value = explorer.ALL
+    assert _colour_domains(explore.chart) == one_category and one_category[0][1] > 1000
     explore.metric.value = "surface_ok_share"
 
 
-def test_agnostic_and_specific_side_by_side_and_unreliable_languages_not_identified(explore):
+def test_specific_and_agnostic_stacked_and_unreliable_languages_not_identified(explore):
     explore.language.value = explorer.ALL
-    spec = explore.chart.chart.to_dict()
+    spec = explore.chart.to_dict()
     # In the suite's order, with the line between the high- and the low-resource languages.
     assert spec["facet"]["field"] == "question_type" and spec["facet"]["sort"] == ["specific", "agnostic"]
+    assert spec["config"]["facet"]["columns"] == 1
     assert [layer["transform"][0] for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rule"] == [
         {"filter": 'datum["language_label"] === "Afar"'}
     ]
@@ -122,22 +125,32 @@ def test_a_provider_error_and_an_empty_answer_say_so(explore):
     empty = errors.filter(pl.col("text") == "").head(1)
     assert coded.height == 1
     page = explorer.answers_html(coded, True)
-    assert f"the API returned the code {coded['provider_error_code'][0]} instead of an answer" in page
+    code = coded["provider_error_code"][0]
+    assert f'title="the API returned the code {code} instead of an answer">provider error {code}</span>' in page
+    assert "wrong language" not in page and "repetition" not in page  # a provider error is neither
     if empty.height:
         page = explorer.answers_html(empty, True)
-        assert "the provider returned no text" in page and "(empty)" in page
+        assert 'title="the provider returned no text (a provider error)">empty</span>' in page and "(empty)" in page
 
 
-def test_widgets_filter_the_answers_and_the_heatmap(explore, con):
+def test_the_overview_stays_whole_and_outlines_the_chosen_cell(explore, con):
+    explore.reset()
+    whole = next(iter(explore.chart.to_dict()["datasets"].values()))
     explore.language.value = "German"
     explore.question_type.value = "specific"
     frame = explore.filtered
     n_expected = con.sql("""SELECT count(*) FROM answers JOIN questions USING (question_id)
                             WHERE questions.language = 'German' AND question_type = 'specific'""").fetchall()[0][0]
     assert frame.height == n_expected and set(frame["language"]) == {"German"}
-    cells = explore.chart.chart.to_dict()
-    data = next(iter(cells["datasets"].values()))
-    assert {row["language"] for row in data} == {"German"} and all("ci_low" in row for row in data)
+    # The heatmap keeps every cell; the chosen ones are outlined (the chart's variable, set without redrawing).
+    data = next(iter(explore.chart.to_dict()["datasets"].values()))
+    assert data == whole and len({row["language"] for row in data}) > 1 and all("ci_low" in row for row in data)
+    assert explore.overview.params.calmqa_chosen == {"language_label": "German", "question_type": "specific"}
+    spec = explore.chart.to_dict()
+    outline = [
+        layer for layer in spec["spec"]["layer"] if layer["mark"].get("fill") is None and "stroke" in layer["mark"]
+    ]
+    assert len(outline) == 1 and "calmqa_chosen" in outline[0]["transform"][0]["filter"]
     # A question: its answers, side by side, with the English translation.
     label, question_id = explore.question.options[1]
     explore.question.value = question_id
@@ -145,14 +158,96 @@ def test_widgets_filter_the_answers_and_the_heatmap(explore, con):
     assert set(chosen["question_id"]) == {question_id}
     page = explore.answers_view.value
     question = chosen.row(0, named=True)
-    assert page.count('class="calmqa-answer"') == chosen.height
+    assert len(re.findall(r'class="calmqa-answer[ "]', page)) == chosen.height
     assert inert(question["question_text_en"], "html") in page
-    # A heatmap click selects a model and a language, and the question falls away when it no longer matches.
-    explore.select_cell("GPT-4o", "Hindi")
-    assert explore.filters == explorer.Filters(language="Hindi", model="GPT-4o", question_type="specific")
+    # A heatmap click chooses a model, a language and a question type; the question falls away when it
+    # no longer matches.
+    explore.select_cell("GPT-4o", "Hindi", "agnostic")
+    assert explore.filters == explorer.Filters(language="Hindi", model="GPT-4o", question_type="agnostic")
     assert explore.question.value is None and set(explore.filtered["model_name"]) == {"GPT-4o"}
+    assert explore.overview.params.calmqa_chosen == {
+        "model_name": "GPT-4o",
+        "language_label": "Hindi",
+        "question_type": "agnostic",
+    }
     explore.metric.value = "empty_share"
-    assert explore.chart.chart.to_dict()["title"] == "% of empty answers"
+    assert explore.chart.to_dict()["title"] == "% of empty answers"
+    # a new chart keeps the chosen cell outlined, and its click is listened to again
+    assert explore.overview.params.calmqa_chosen["model_name"] == "GPT-4o"
+    assert explore.overview.selections._trait_notifiers["calmqa_pick"]["change"]
+    explore.metric.value = "surface_ok_share"
+
+
+def test_a_click_on_a_redrawn_chart_still_chooses_a_cell(explore):
+    """What the browser sends on a click (the selection's Vega signal, as Altair's JupyterChart script
+    passes it on), after the chart was replaced: the observer is on the new chart's selections."""
+    explore.reset()
+    explore.metric.value = "repetition_share"
+    cell = {"model_name": "Llama 3 70B", "language_label": "Kirundi †", "question_type": "specific"}
+    explore.overview._vl_selections = {"calmqa_pick": {"value": {"vlPoint": {"or": [cell]}}, "store": []}}
+    assert explore.filters == explorer.Filters(language="Kirundi", model="Llama 3 70B", question_type="specific")
+    explore.metric.value = "surface_ok_share"
+
+
+def test_the_comparison_shows_every_model_the_chosen_first_with_badges(explore):
+    explore.reset()
+    explore.select_cell("Llama 3 70B", "Hindi", "agnostic")
+    page = explore.answers_view.value
+    questions = page.split('class="calmqa-question"')[1:]
+    assert len(questions) == explore.page_size
+    for question in questions:
+        cards = re.split(r'class="calmqa-answer(?=[ "])', question)[1:]
+        assert cards[0].startswith(' calmqa-chosen"') and "Llama 3 70B · <em>chosen model</em>" in cards[0]
+        assert sum(c.startswith(' calmqa-chosen"') for c in cards) == 1
+        # every model's answer, then the human references
+        models = [re.search(r'calmqa-label">([^<·]+)', c).group(1).strip() for c in cards]
+        assert set(explore.model_order) <= set(models) and models[0] == "Llama 3 70B"
+    rows = explore.answers.filter(
+        (pl.col("language") == "Hindi")
+        & (pl.col("question_type") == "agnostic")
+        & (pl.col("model_name") == "Llama 3 70B")
+    )
+    n_wrong = rows.filter(pl.col("language_correct").not_()).height
+    assert n_wrong and page.count("wrong language") >= 1
+    # The sentence above it: the chosen cell and its failures.
+    assert (
+        f"{rows.height} questions, {rows.filter(pl.col('surface_ok').not_()).height} of them" in explore.cell_view.value
+    )
+
+
+def test_only_the_failures_and_paging_through_every_question(explore):
+    explore.reset()
+    explore.select_cell("Llama 3 70B", "Hindi", "agnostic")
+    explore.metric.value = "language_correct_share"
+    rows = explore.answers.filter(
+        (pl.col("language") == "Hindi")
+        & (pl.col("question_type") == "agnostic")
+        & (pl.col("model_name") == "Llama 3 70B")
+    )
+    wrong = set(rows.filter(pl.col("language_correct").not_())["question_id"])
+    explore.only_failures.value = True
+    assert explore.only_failures.description == "Only where the answer is in the wrong language"
+    seen = []
+    for number in range(len(wrong)):
+        page = explore.answers_view.value
+        assert f"(page {number + 1} of {-(-len(wrong) // explore.page_size)})" in page
+        seen += [int(n) for n in re.findall(r"non_cultural:(\d+)</div>", page)]
+        chosen_cards = [
+            c for c in re.split(r'class="calmqa-answer(?=[ "])', page)[1:] if c.startswith(' calmqa-chosen"')
+        ]
+        assert chosen_cards and all("wrong language" in c for c in chosen_cards)
+        if explore.next_page.disabled:
+            break
+        explore.turn_page(1)
+    names = set(explore.answers.filter(pl.col("question_id").is_in(sorted(wrong)))["question_name"])
+    assert {f"non_cultural:{n}" for n in seen} == names and len(seen) == len(names)
+    assert explore.next_page.disabled and not explore.previous_page.disabled
+    explore.only_failures.value = False
+    assert explore.page == 0
+    # Reset returns to the whole overview
+    explore.reset()
+    assert explore.filters == explorer.Filters() and explore.overview.params.calmqa_chosen == {}
+    assert not explore.only_failures.value and explore.metric.value == "language_correct_share"
     explore.metric.value = "surface_ok_share"
 
 
@@ -162,6 +257,12 @@ def test_answers_html_escapes_text_from_the_data(explore):
     page = explorer.answers_html(frame, True)
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # a model's name from the data is text too, and the chosen one is marked all the same
+    named = frame.with_columns(model_name=pl.lit(payload))
+    page = explorer.answers_html(named, True, chosen_model=payload)
+    assert "<script>alert" not in page and "calmqa-chosen" in page
+    # every text block takes its direction from its text: Arabic, Hebrew and Pashto run right to left
+    assert page.count('dir="auto"') == page.count('class="calmqa-text"') + page.count('class="calmqa-question-text"')
 
 
 def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, explore):
@@ -172,7 +273,10 @@ def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, 
         n_repeating = con.sql("SELECT count(*) FROM answer_surface WHERE repetition").fetchall()[0][0]
     assert (cells["value"].fill_null(0) / 100 * cells["n_answers"]).sum() == pytest.approx(n_repeating)
     explore.question.value = explore.question.options[1][1]
-    assert "no surface issue: " in explore.answers_view.value
+    assert (
+        ">no surface issue</span>" in explore.answers_view.value
+        or ">wrong language</span>" in explore.answers_view.value
+    )
     # a database built without the surface stage offers only what it can compute, and says why
     copy = tmp_path / "without_surface.duckdb"
     copy.write_bytes(database.read_bytes())

@@ -160,7 +160,7 @@ def test_the_goals_table_reports_what_the_verdicts_say(evaluation, con):
     own = _own_language(texts, verdicts, "all23").filter(pl.col("language_name") == "Kirundi")
     assert kirundi == round(100 * (own["detected"] == "rn").mean(), 1)
     summary = ev.summary(goals, meta, release_version.of(con))
-    assert "Every goal of issue 19 is met." in summary
+    assert "Every goal set for the new engine is met." in summary
     # Evaluated from the release the database was built from, and said so.
     assert "The evaluation was computed from the same release as this database" in summary
 
@@ -303,7 +303,7 @@ def test_notebook_10_end_to_end(database, evaluation, tmp_path, con):
     assert cell["pct_correct_language"][0] == pytest.approx(round(expected, 1))
     assert "Kirundi ‡" in set(cells["language_label"])
     page = html.read_text(encoding="utf-8")
-    assert "beyond the paper" in page and "Every goal of issue 19 is met." in page
+    assert "beyond the paper" in page and "Every goal set for the new engine is met." in page
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page)
     assert (
         pl.read_csv(out / "annotator_disagreements.csv").height == 0

@@ -22,6 +22,8 @@ SOURCES = [
     "data/calmqa-manifest.csv",
     "data/calmqa-languages.csv",
     "data/calmqa-expected-counts.csv",
+    "data/paper/items.csv",
+    "docs/methods.md",
 ]
 SOURCE_FOLDERS = ["analysis", "notebooks", "scripts", "data/nativqa", "data/paper/claims", "bench/results"]
 # Every product, oldest first, as a `make figures` leaves them.

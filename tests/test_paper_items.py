@@ -1,8 +1,11 @@
 """Titles and file names that name a paper item only when the output reproduces it."""
 
 import nbformat
+import polars as pl
+import pytest
 
 from analysis.analyses import paper_items, topics
+from analysis.core.errors import InputError
 from analysis.reporting import provenance
 from analysis.reporting.notebook import titled
 
@@ -74,3 +77,60 @@ def test_a_titled_output_gives_the_report_its_title_and_summary():
     static = nbformat.v4.new_notebook()
     static.cells = [nbformat.v4.new_markdown_cell("# Static title\n\ntext"), *notebook.cells]
     assert provenance.notebook_title(static) == "Static title"
+
+
+# ---------------------------------------------------------------- where each item is on arXiv
+
+
+def test_every_item_has_its_anchor_and_the_unreachable_ones_say_why():
+    items = paper_items.load_items()
+    assert items.filter(pl.col("paper") == "calmqa").height == 60  # Figures 1-26, Tables 1-34
+    unreachable = paper_items.not_in_release(items)
+    assert set(unreachable["item"]) == {
+        "Figure 8",
+        "Figure 24",
+        "Figure 25",
+        "Table 24",
+        *(f"Table {n}" for n in range(28, 35)),
+    }
+    assert unreachable["reason"].str.contains("release").all()
+    assert unreachable.filter(pl.col("item") == "Figure 8")["url"][0] == "https://arxiv.org/html/2406.17761v3#A3.F8"
+
+
+def test_an_item_links_to_its_place_in_the_paper():
+    anchors = {("calmqa", "Table 2"): "S3.T2", ("nativqa", "Table 2"): "S4.T2"}
+    url = paper_items.item_url
+    assert url("calmqa", "Table 2 footnote", anchors) == "https://arxiv.org/html/2406.17761v3#S3.T2"
+    assert url("nativqa", "Table 2", anchors) == "https://arxiv.org/html/2407.09823v3#S4.T2"
+    assert url("calmqa", "Section 4", anchors) == "https://arxiv.org/html/2406.17761v3#S4"
+    assert url("calmqa", "Appendix C.2", anchors) == "https://arxiv.org/html/2406.17761v3#A3.SS2"
+    assert url("nativqa", "Appendix G", anchors) == "https://arxiv.org/html/2407.09823v3#A7"
+    assert url("calmqa", "Abstract", anchors) == "https://arxiv.org/html/2406.17761v3"
+    assert url("calmqa", "Figure 99", anchors) == "https://arxiv.org/html/2406.17761v3"
+
+
+def test_a_reports_text_names_items_singly_in_lists_and_in_ranges():
+    text = "paper Figures 13, 14 and 9; Tables 25 to 27 (NativQA Table 2, Figure 16), Table 4.2 is no item"
+    assert paper_items.mentioned_items(text) == [
+        ("calmqa", "Figure 13"),
+        ("calmqa", "Figure 14"),
+        ("calmqa", "Figure 9"),
+        ("calmqa", "Table 25"),
+        ("calmqa", "Table 26"),
+        ("calmqa", "Table 27"),
+        ("nativqa", "Table 2"),
+        ("calmqa", "Figure 16"),
+    ]
+    assert paper_items.mentioned_items("Table 3", default_paper="nativqa") == [("nativqa", "Table 3")]
+
+
+def test_a_bad_item_is_named_by_file_line_and_field(tmp_path):
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "paper,item,anchor,not_in_release\ncalmqa,Figure 8,A3.F8,\ncalmqa,Fig 9,A3.F9,\npaper3,Table 1,x y,\n"
+    )
+    with pytest.raises(InputError) as failure:
+        paper_items.load_items(path)
+    message = str(failure.value)
+    assert "3 (calmqa Fig 9)" in message and "field 'item'" in message
+    assert "4 (paper3 Table 1)" in message and "field 'anchor'" in message and "field 'paper'" in message

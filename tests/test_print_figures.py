@@ -1,5 +1,6 @@
-"""Print PDFs of every chart (viz/print_pdf.py): written by save_figure for every figure, sized for a page
-(6.3 in) or a column (3.0 in) of a paper with cell labels at 6 pt or more and every other text at 7 pt or
+"""Print PDFs of every chart (viz/print_pdf.py): written by save_figure for every figure, without the chart's
+title (the paper's caption says what it is), sized for a page (6.3 in) or a column (3.0 in, at most 4 in
+tall) of a paper with cell labels at 6 pt or more and every other text at 7 pt or
 more when printed at that width, byte-stable with their fonts embedded, every script of the data drawn,
 and Arabic and Pashto letters joined.
 
@@ -30,6 +31,8 @@ from analysis.core.vocabulary import MODELS
 from analysis.viz import charts, export, print_pdf, theme
 
 PAGE, COLUMN = theme.PRINT_WIDTHS["page"], theme.PRINT_WIDTHS["column"]
+# A figure of a column's width is at most 4 in tall: it shares its column with the text.
+COLUMN_HEIGHT = 4 * theme.POINTS_PER_INCH
 MIN_CELL_LABEL, MIN_TEXT = 6.0, 7.0
 # A cell's label: a number (with its sign, decimals, thousands separators or %) or a status's short label.
 CELL_LABEL = re.compile(
@@ -141,10 +144,12 @@ def print_problems(path: Path) -> list[str]:
     """Why the figure at `path` does not print legibly at a page's or a column's width: wider than a page,
     or a text smaller than its minimum once the figure is scaled to the width it is printed at (a
     figure up to a column wide prints in a column, one up to a page wide on a page, at its own size)."""
-    width, _, glyphs = read_pdf(path)
+    width, height, glyphs = read_pdf(path)
     problems = []
     if width > PAGE + 0.5:
         problems.append(f"{width:.0f} pt wide, more than a page's {PAGE:.0f} pt")
+    if width <= COLUMN + 0.5 and height > COLUMN_HEIGHT + 0.5:
+        problems.append(f"{height / 72:.2f} in tall, taller than a column's figure may be ({COLUMN_HEIGHT / 72:g} in)")
     scale = min(1.0, (COLUMN if width <= COLUMN + 0.5 else PAGE) / width)
     for run in text_runs(glyphs):
         printed = run.size * scale
@@ -271,17 +276,24 @@ MIXED_FONTS = ["Hello", "Здравствуйте", "پښتو", "中文", "ह�
 
 
 def test_canonical_pdf_gives_one_byte_sequence_for_the_orders_svg2pdf_writes():
-    spec = json.dumps(print_pdf.print_spec(text_chart(MIXED_FONTS).properties(title="Bold title")))
+    bold = text_chart(["Bold"]).mark_text(align="left", fontSize=10, fontWeight="bold")
+    spec = json.dumps(print_pdf.print_spec(theme.altair().vconcat(text_chart(MIXED_FONTS), bold)))
     raw = {vl_convert.vegalite_to_pdf(spec) for _ in range(8)}
     assert len({print_pdf.canonical_pdf(pdf) for pdf in raw}) == 1
     pdf = print_pdf.canonical_pdf(next(iter(raw)))
     assert pypdf.PdfReader(io.BytesIO(pdf)).pages[0].mediabox.width > 0
 
 
-def test_titles_are_wrapped_to_the_print_width():
-    title = " ".join(["word"] * 60)
-    lines = print_pdf.print_spec(text_chart(["x"]).properties(title=title))["title"]["text"]
-    assert len(lines) > 1 and " ".join(lines) == title
+def test_the_print_version_leaves_the_title_to_the_papers_caption(tmp_path):
+    chart = text_chart(["x"]).properties(title=theme.altair().TitleParams("A title", subtitle="and its subtitle"))
+    assert "title" not in print_pdf.print_spec(chart) and chart.to_dict()["title"]["text"] == "A title"
+    _, _, glyphs = read_pdf(print_pdf.save(chart, tmp_path / "untitled.pdf"))
+    assert "".join(g.char for g in glyphs).strip() == "x"
+
+
+def test_the_print_check_finds_a_column_figure_taller_than_4_in(tmp_path):
+    tall = theme.print_layout(text_chart([str(i) for i in range(40)]).properties(width=150, height=400), "column")
+    assert any("taller than a column's" in p for p in print_problems(print_pdf.save(tall, tmp_path / "tall.pdf")))
 
 
 # ---------------------------------------------------------------- every figure of `make figures`

@@ -57,6 +57,18 @@ def test_make_lab_runs_as_root():
     assert ("--allow-root" in command) == (os.geteuid() == 0)
 
 
+def test_make_help_groups_the_targets_for_using_and_for_maintaining_the_suite():
+    out = subprocess.run(
+        ["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    using, maintaining = out.split("Using the suite:")[1].split("Maintaining the suite:")
+    assert "make figures " in using and "make lab " in using and "make import-answers " in using
+    assert "make test " in maintaining and "make bench " in maintaining and "make figures " not in maintaining
+    documented = re.findall(r"^([a-z-]+):.*## ", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
+    listed = re.findall(r"^  make ([a-z-]+) ", out, re.MULTILINE)
+    assert sorted(listed) == sorted(documented), "every documented target listed once"
+
+
 def test_changelog_fragments_are_named_by_issue_and_type_and_build():
     """Every fragment in changes/ is `<issue>.<type>.md` (or `+<name>.<type>.md`), and towncrier gathers
     each into the next section of the changelog."""

@@ -21,7 +21,7 @@ from tiny_release import write_release
 
 from analysis.core import files, paths
 from analysis.pipeline.build import build
-from analysis.reporting import provenance, run
+from analysis.reporting import browser, provenance, run
 
 NOTEBOOK_NAMES = run.notebook_names()
 XSS_SCRIPT = "<script>window.__calmqa_xss = 'script'</script>"
@@ -282,3 +282,117 @@ def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
         assert result.problems == [], f"{name}: " + "; ".join(result.problems)
         shown = result.values["text"] + result.values["svgText"]
         assert "<script>" in shown or "<img" in shown, f"{name}: the payload is not shown as text"
+
+
+# ------------------------------------------------------------------------- every chart fits its place
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_every_chart_fits_its_place_at_1024_and_1400_px(chromium, built_reports, name):
+    """In a window 1024 or 1400 px wide, no chart is wider than the report's output area, and no text of
+    a chart (a cell's label above all) is drawn under 9 px: a chart too wide for its place and shrunk to
+    fit it fails on its text."""
+    page = built_reports / "reports" / f"{name}.html"
+    for width in (1400, 1024):
+        layout = chromium.open(
+            page,
+            viewport=(width, 900),
+            actions=lambda chrome, session: {"layout": chrome.evaluate(session, browser.LAYOUT_JS)},
+        ).values["layout"]
+        assert browser.layout_problems(layout) == [], f"{name} at {width} px"
+        assert all(chart["smallestText"] is None or chart["smallestText"] >= 9 for chart in layout)
+
+
+LAYOUT_PAGE = """<!DOCTYPE html><html><body style="margin: 0">
+<div class="jp-OutputArea-output" style="width: 600px">
+<div class="vega-embed"><svg class="marks" width="%(width)s" height="60" viewBox="0 0 %(width)s 60" %(style)s>
+<text class="role-title-text" x="10" y="20" font-size="12">%(title)s</text>
+<text x="10" y="40" font-size="9">42</text></svg></div></div></body></html>"""
+
+
+def test_the_layout_check_finds_a_chart_too_wide_and_one_shrunk_to_fit(chromium, tmp_path):
+    pages = {
+        "fits": {"width": 500, "style": "", "title": "fits"},
+        "too wide": {"width": 900, "style": "", "title": "too wide"},
+        "shrunk": {"width": 900, "style": 'style="max-width: 100%; height: auto"', "title": "shrunk"},
+    }
+    found = {}
+    for name, values in pages.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.html"
+        path.write_text(LAYOUT_PAGE % values, encoding="utf-8")
+        layout = chromium.open(
+            path,
+            viewport=(1024, 600),
+            actions=lambda chrome, session: {"layout": chrome.evaluate(session, browser.LAYOUT_JS)},
+        ).values["layout"]
+        found[name] = browser.layout_problems(layout)
+    assert found["fits"] == []
+    assert found["too wide"] == ["too wide: 900 px wide, 300 px wider than its place"]
+    assert len(found["shrunk"]) == 1 and "text drawn 6 px high, under 9 px" in found["shrunk"][0]
+
+
+# ------------------------------------------------------------------------- a report sent on its own
+
+# Paths of the repository and words of its tracker, which mean nothing to a reader of a report alone.
+REPOSITORY_WORDS = re.compile(
+    r"\b(?:analysis|data|docs|notebooks|tests|scripts|bench|build)/[\w./*-]*|\b\w+\.py\b|\bissues? #?\d+|\bhelper\b",
+    re.IGNORECASE,
+)
+
+
+def _visible_text(page: str) -> str:
+    import html as html_module
+
+    page = re.sub(r"<script.*?</script>|<style.*?</style>", " ", page, flags=re.DOTALL)
+    return html_module.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_a_report_stands_alone(built_reports, name):
+    """What a recipient with the report and the folders beside it gets: every link beside the report
+    leads to a file that exists (the methods page, the other reports, each chart's CSV, SVG and PDF, each
+    table's CSV and LaTeX), the papers' items link to arXiv, every table has a caption, the navigation and
+    a print stylesheet are there, and the text names no path of the repository nor its tracker."""
+    reports = built_reports / "reports"
+    page = (reports / f"{name}.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="([^"#]+)(?:#[^"]*)?"', page)
+    local = [link for link in links if not link.startswith(("http://", "https://", "data:"))]
+    missing = sorted({link for link in local if not (reports / link).is_file()})
+    assert not missing, f"{name} links to files that do not exist: {missing}"
+    assert "methods.html" in local and (reports / "methods.html").is_file()
+    # Every chart links to its files; every table saved beside the report to its CSV and LaTeX.
+    figures = sorted(p.stem for p in (built_reports / "figures" / name).glob("*.svg"))
+    for figure in figures:
+        for extension in ("csv", "svg", "pdf"):
+            assert f"../figures/{name}/{figure}.{extension}" in local, f"{name}: no link to {figure}.{extension}"
+    for tex in (built_reports / "figures" / name).glob("*.tex"):
+        assert tex.with_suffix(".csv").is_file(), f"{tex.name} has no CSV beside it"
+        assert f"../figures/{name}/{tex.name}" in local, f"{name}: no link to {tex.name}"
+    # Every table has a caption: great_tables' title, or the claims table's <caption>.
+    without_scripts = re.sub(r"<script.*?</script>", " ", page, flags=re.DOTALL)
+    tables = re.findall(r"<table\b.*?</table>", without_scripts, flags=re.DOTALL)
+    uncaptioned = [
+        t[:200] for t in tables if not re.search(r'class="gt_heading gt_title[^"]*"[^>]*>\s*\S|<caption>\s*\S', t)
+    ]
+    assert not uncaptioned, f"{name} has tables without a caption: {uncaptioned}"
+    # A table of its own has its CSV and LaTeX; the paper's numbers beside a table are a view of it, not saved.
+    own_tables = re.sub(r'<details class="calmqa-beside".*?</details>', " ", page, flags=re.DOTALL)
+    shown_tables = len(re.findall(r'<table class="gt_table"', own_tables))
+    assert len(list((built_reports / "figures" / name).glob("*.tex"))) >= shown_tables
+    # The papers' items it names link to their place on arXiv.
+    if re.search(r"\b(Figure|Table) \d+", _visible_text(page)):
+        assert re.search(r'href="https://arxiv\.org/html/\d{4}\.\d{5}v3(#[A-Z][\w.]*)?"', page)
+    # Navigation (the index, the other reports, previous or next) and a print stylesheet.
+    assert 'class="calmqa-sidebar"' in page and 'href="index.html"' in page
+    assert re.search(r'rel="(prev|next)"', page) and "@media print" in page
+    words = sorted({m.group(0) for m in REPOSITORY_WORDS.finditer(_visible_text(page))})
+    assert not words, f"{name} names the repository's paths or tracker: {words}"
+
+
+def test_the_methods_page_has_every_section_a_report_links_to(built_reports):
+    reports = built_reports / "reports"
+    methods = (reports / "methods.html").read_text(encoding="utf-8")
+    anchors = set(re.findall(r'id="([^"]+)"', methods))
+    for page in reports.glob("[0-9]*.html"):
+        for anchor in re.findall(r'href="methods\.html#([^"]+)"', page.read_text(encoding="utf-8")):
+            assert anchor in anchors, f"{page.name} links to a methods section that does not exist: {anchor}"

@@ -11,9 +11,11 @@ from scipy import stats
 
 from analysis import store
 from analysis.analyses import dimensions, scores, surface
+from analysis.core.vocabulary import UNRELIABLE_LANGUAGES
 from analysis.pipeline import imports
 from analysis.reporting import provenance, run
 from analysis.stats import comparisons, intervals
+from analysis.viz import tables
 
 # ------------------------------------------------------------------------------------ S per answer
 
@@ -328,6 +330,24 @@ def metrics_database(surface_database, tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
+def partial_metrics_database(surface_database, tmp_path_factory) -> str:
+    """The snapshot's database with factuality metrics (claims) for a third of the model answers and no
+    relevance: S_fact can be drawn, S cannot."""
+    folder = tmp_path_factory.mktemp("partial")
+    path = folder / "calmqa.duckdb"
+    shutil.copy(surface_database, path)
+    with store.connect(path) as con:
+        names = [r[0] for r in con.execute("SELECT name FROM answers WHERE NOT is_human ORDER BY answer_id").fetchall()]
+    names = names[::3]
+    rng = np.random.default_rng(7)
+    n_claims = rng.integers(1, 15, len(names))
+    metrics = folder / "claims-only.csv"
+    pl.DataFrame({"answer": names, "n_claims": n_claims, "n_supported": rng.binomial(n_claims, 0.6)}).write_csv(metrics)
+    imports.import_file("metrics", metrics, path)
+    return path
+
+
+@pytest.fixture(scope="module")
 def auto_answers_database(metrics_database, tmp_path_factory) -> str:
     """The same with three models' answers to the auto-collected questions, and their metrics."""
     folder = tmp_path_factory.mktemp("auto")
@@ -367,6 +387,7 @@ def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
         "heatmap_s_surf.png",
         "heatmap_s_surf.svg",
         "scores_by_model.csv",
+        "scores_by_model.tex",
     ]
     assert "Factuality (S_fact) and relevance (S_rel) are missing" in page and "make import-metrics" in page
     assert provenance.read(out.parent.parent / "reports" / "04_answer_scores.html")["title"].startswith(
@@ -376,8 +397,9 @@ def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
         expected = scores.score_cells(scores.answer_scores(con), "s_surf")
     assert pl.read_csv(out / "heatmap_s_surf.csv", schema=expected.schema).equals(expected)
     table = pl.read_csv(out / "scores_by_model.csv")
-    assert table.filter(pl.col("score") == "s")["mean"].null_count() == table.filter(pl.col("score") == "s").height
-    assert table.filter(pl.col("score") == "s_surf")["mean"].null_count() == 0
+    # Only the score the database has: no row of dashes for the scores that need imported metrics.
+    assert set(table["score"]) == {"s_surf"} and table["mean"].null_count() == 0
+    assert "blank" not in tables.SPECS["scores_by_model"].caption
 
 
 def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path):
@@ -396,6 +418,26 @@ def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path
     )
 
 
+def test_answer_scores_notebook_after_a_partial_metrics_import(partial_metrics_database, tmp_path):
+    """Factuality imported for some answers, relevance for none: the S_fact heatmap is drawn, and no text
+    beside it says that the database has no metrics."""
+    out, page = _run("04_answer_scores", partial_metrics_database, tmp_path)
+    assert (out / "heatmap_s_fact.png").is_file() and not (out / "heatmap_s.png").exists()
+    assert "holds no imported metrics" not in page and "has no imported metrics" not in page
+    assert "Imported metrics cover factuality for" in page and "relevance for **0 of the" in page
+    assert "imported factuality but no relevance" in page
+    # The S_fact heatmap's caveats speak of S_fact, not of the surface component.
+    fact = pl.read_csv(out / "heatmap_s_fact.csv")
+    assert set(fact["status"].drop_nulls()) <= {
+        surface.PROVIDER_ERRORS_ONLY,
+        surface.NOT_IDENTIFIED,
+        scores.TOO_FEW_ANSWERS,
+    }
+    assert scores.TOO_FEW_ANSWERS in set(fact["status"])
+    # Every cell without a value says why (a legend entry), none is blank without a reason.
+    assert fact.filter(pl.col("s_fact").is_null() & pl.col("status").is_null()).height == 0
+
+
 def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_database, tmp_path):
     out, page = _run("06_collection_comparison", surface_database, tmp_path)
     assert "has no answers in this database" in page and "Compared instead" in page
@@ -405,7 +447,12 @@ def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_datab
     }
     # Without metrics the score is S_surf, 0 or 1 per answer: Fisher's exact test, not KS.
     assert set(by_language["test"]) == {"Fisher's exact test"} and by_language["ks_d"].null_count() == 23
-    assert by_language.height == 23 and by_language["p_value"].null_count() == 0
+    # No test on a language whose verdicts do not exist (its heatmap cells are drawn as not identified).
+    untested = by_language.filter(pl.col("p_value").is_null())
+    assert by_language.height == 23 and set(untested["language"]) == set(UNRELIABLE_LANGUAGES)
+    assert untested["n_a"].to_list() == [0] * 4 and untested["mean_a"].null_count() == 4
+    assert set(untested["note"]) == {"language not identified: no verdicts, no test"}
+    assert "could be run in 19 of 23 languages" in page
     # Specific vs agnostic is not the paper's Figure 12 or Table 14: neither the names nor the title say so.
     assert (out / "group_heatmaps.png").is_file() and not list(out.glob("figure12_*"))
     assert pl.read_csv(out / "high_resource_comparison.csv")["model"].to_list()[-1] == scores.ALL_MODELS
@@ -420,7 +467,8 @@ def test_collection_comparison_notebook_compares_s_when_metrics_are_imported(met
         "The compared score is **overall score S**" in page and "<strong>auto-collected</strong> has no answers" in page
     )
     by_language = pl.read_csv(out / "tests_by_language.csv")
-    assert set(by_language["group_b"]) == {"culturally agnostic"} and by_language["ks_d"].null_count() == 0
+    assert set(by_language["group_b"]) == {"culturally agnostic"}
+    assert by_language.filter(pl.col("ks_d").is_null())["language"].sort().to_list() == sorted(UNRELIABLE_LANGUAGES)
     assert set(by_language["test"]) == {"two-sample Kolmogorov-Smirnov test"}
     with store.connect(metrics_database) as con:
         answers = scores.answer_scores(con).filter(pl.col("language") == "Hindi")

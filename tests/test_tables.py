@@ -127,3 +127,46 @@ def test_a_spec_labels_only_columns_it_can_have(name):
         assert set(spec.wide.values) <= set(spec.labels) | set(tables.LABELS)
     for columns in spec.spanners.values():
         assert set(columns) <= set(spec.labels)
+
+
+def test_latex_is_the_same_table_with_booktabs(tmp_path):
+    frame = pl.DataFrame(
+        {
+            "model": ["claude-3-opus", "GPT-4o"],
+            "question_type": ["specific", "agnostic"],
+            "pct_correct_language": [97.91666, None],
+            "n_answers": [1278, 12345],
+            "note": ["50% `x_y` & *more*", None],
+        }
+    )
+    latex = tables.latex(frame, "rates_by_model")
+    assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
+    # The caption, labels, display names, decimals and groups of the HTML table.
+    assert "Surface verdicts per model and question type" in latex and "\\% correct language" in latex
+    assert "Claude 3 Opus" in latex and "97.9" in latex and "12,345" in latex and "--" in latex
+    assert "50\\% \\texttt{x\\_y} \\& \\emph{more}" not in latex  # `note` is not a Markdown column of this spec
+    table = tables.save(frame.drop("note"), tmp_path, "rates_by_model")
+    assert (tmp_path / "rates_by_model.csv").is_file()
+    assert (tmp_path / "rates_by_model.tex").read_text(encoding="utf-8") == tables.latex(
+        frame.drop("note"), "rates_by_model"
+    )
+    assert table.rows == 2
+
+
+def test_latex_escapes_text_and_renders_markdown_and_links():
+    assert tables.latex_escape("50% of a_b & {c} $5 #1 ~ ^") == (
+        "50\\% of a\\_b \\& \\{c\\} \\$5 \\#1 \\textasciitilde{} \\textasciicircum{}"
+    )
+    assert tables._markdown_latex("`x_y` **b** *c* 5%") == "\\texttt{x\\_y} \\textbf{b} \\emph{c} 5\\%"
+    frame = pl.DataFrame(
+        {"paper": ["calmqa"], "item": ["Figure 8"], "reason": ["`make` it"], "url": ["https://a/b#A3.F8"]}
+    )
+    html = tables.show(frame, "items_not_in_release").html
+    assert '<a href="https://a/b#A3.F8">Figure 8</a>' in html and "https://a/b" not in html.split("</a>", 1)[1]
+    assert "\\href{https://a/b\\#A3.F8}{Figure 8}" in tables.latex(frame, "items_not_in_release")
+
+
+def test_a_long_table_breaks_across_pages():
+    frame = pl.DataFrame({"language": [f"L{i}" for i in range(tables.LONG_TABLE_ROWS + 1)]})
+    assert "\\begin{longtable}" in tables.latex(frame, "left_out_groups")
+    assert "\\begin{longtable}" not in tables.latex(frame.head(3), "left_out_groups")

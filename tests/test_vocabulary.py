@@ -105,9 +105,14 @@ def test_score_caveats_are_computed_from_the_answers():
         }
     )
     surface_only, short = scores.heatmap_caveats(answers, ["s_surf"])
-    assert "Surface component only" in surface_only
+    assert "Surface component only" in surface_only and "the database has no imported metrics" in surface_only
     assert "A's median answer without surface issues is 200 bytes, the other models' 1,100 bytes" in short
     assert len(scores.heatmap_caveats(answers, ["s_surf", "s_fact", "s_rel", "s"])) == 1
+    # After a partial import each heatmap says what it is: the surface one what the database lacks, the
+    # S_fact one nothing about the surface component.
+    partial = scores.heatmap_caveats(answers, ["s_surf", "s_fact"])[0]
+    assert "imported factuality but no relevance" in partial
+    assert scores.heatmap_caveats(answers, ["s_surf", "s_fact"], value="s_fact") == []
 
 
 def test_score_caveat_on_the_release_names_the_model_with_the_shortest_clean_answers(con):

@@ -9,10 +9,11 @@ import polars as pl
 
 from ..core.text import inert
 from ..stats import intervals
-from . import dimensions, human_evaluation
+from . import dimensions, human_evaluation, surface
 
 ENGLISH_SQL = f"""
 SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
+       {dimensions.is_unreliable()} AS unreliable,
        count(*) AS n_answers,
        count(s.detected_language) FILTER (NOT s.provider_error) AS n_with_language,
        count(*) FILTER (s.detected_language = 'en' AND NOT s.provider_error) AS n_english
@@ -29,24 +30,31 @@ ORDER BY model, l.resource_level, q.language, q.question_type
 
 def english_answer_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Figure 16: per model, language (English left out) and question type, the share of the answers
-    with a language verdict that the identification takes for English. Provider errors have no verdict;
-    a cell without any answer with a verdict (all provider errors) is blank, as in the paper."""
-    cells = (
-        con.sql(ENGLISH_SQL)
-        .pl()
-        .with_columns(
-            pct_english=pl.when(pl.col("n_with_language") > 0).then(
-                (100 * pl.col("n_english") / pl.col("n_with_language")).round(1)
-            )
-        )
+    with a language verdict that the identification takes for English. Provider errors have no verdict:
+    a cell without any answer with a verdict (all provider errors) has no share, as in the paper, and
+    neither has a language whose identification is unreliable (the rule of every heatmap); `status`
+    says which."""
+    labels = dimensions.language_labels(con)
+    cells = con.sql(ENGLISH_SQL).pl().with_columns(language_label=pl.col("language").replace_strict(labels))
+    status = (
+        pl.when(pl.col("n_with_language") == 0)
+        .then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
+        .when(pl.col("unreliable"))
+        .then(pl.lit(surface.NOT_IDENTIFIED))
     )
-    return intervals.with_wilson(cells, "n_english", "n_with_language", decimals=1)
+    shown = pl.col("status").is_null()
+    cells = cells.with_columns(status=status).with_columns(
+        pct_english=pl.when(shown).then((100 * pl.col("n_english") / pl.col("n_with_language")).round(1))
+    )
+    cells = intervals.with_wilson(cells, "n_english", "n_with_language", decimals=1)
+    return cells.with_columns([pl.when(shown).then(pl.col(c)).alias(c) for c in ("ci_low", "ci_high")])
 
 
 def english_summary(cells: pl.DataFrame) -> str:
     """Which models answer in English most often, in words (over the models with a language verdict)."""
     by_model = (
-        cells.group_by("model")
+        cells.filter(~pl.col("unreliable"))
+        .group_by("model")
         .agg(pl.col("n_english").sum(), pl.col("n_with_language").sum())
         # (a model whose every answer here is a provider error has no share to rank)
         .filter(pl.col("n_with_language") > 0)
@@ -58,8 +66,8 @@ def english_summary(cells: pl.DataFrame) -> str:
     top, bottom = by_model.row(0, named=True), by_model.row(-1, named=True)
     total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()
     return (
-        f"Of the answers to questions in the {cells['language'].n_unique()} languages other than English, "
-        f"**{total:.1f}%** are in English. "
+        f"Of the answers to questions in the {cells.filter(~pl.col('unreliable'))['language'].n_unique()} languages "
+        f"other than English whose identification is reliable, **{total:.1f}%** are in English. "
         f"{inert(top['model'])} answers in English most often ({top['pct']:.1f}% of its answers), "
         f"{inert(bottom['model'])} least often ({bottom['pct']:.1f}%)."
     )

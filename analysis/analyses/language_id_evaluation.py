@@ -464,7 +464,7 @@ def summary(goals_table: pl.DataFrame, meta: dict, version) -> str:
             f"{r['of']}."
             for r in rows("agreement with the annotators")
         ],
-        "Every goal of issue 19 is met."
+        "Every goal set for the new engine is met."
         if missed.is_empty()
         else "**Goals not met:** "
         + "; ".join(f"{r['goal']} ({r['language']}, {r['of']})" for r in missed.to_dicts())

@@ -24,12 +24,12 @@ import polars as pl
 
 from ..core import paths
 from ..io import paper
+from ..io.paper import PAPER_NAMES
 
 NOT_IN_RELEASE = "not in the release"
 STATUSES = ("exact", "within rounding", "differs", NOT_IN_RELEASE)
 # A claim whose value could not be read has this status; it always fails.
 NO_VALUE = "no value"
-PAPER_NAMES = {"calmqa": "CaLMQA", "nativqa": "NativQA"}
 # Half a unit, with room for binary floating point: 0.115 may be stored as 0.11499999.
 _TOLERANCE = 1e-9
 
@@ -275,32 +275,6 @@ def summary_markdown(results: pl.DataFrame) -> str:
     else:
         lines.append(f"Every one of the {results.height:,} claims has the status the registry expects.")
     return "\n\n".join(lines)
-
-
-SECTIONS = {
-    "failing": "Claims whose status is not the expected one",
-    "differs": "Numbers that differ, and why",
-    "within rounding": "Numbers within rounding",
-    NOT_IN_RELEASE: "Numbers whose data was not released",
-    "exact": "Numbers reproduced exactly",
-}
-
-
-# What the report shows of a claim in each section (the CSV has every column): a failure with the status
-# it has and the one it should have; an exact number without a note.
-_SHOWN = ("paper", "item", "row", "column", "printed", "suite", "kind")
-
-
-def report_sections(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """`report_table` cut into the report's sections (see `SECTIONS`), empty ones left out, each with
-    the columns a reader needs there."""
-    parts = {"failing": table.filter(~pl.col("ok")).select(*_SHOWN, "status", "expect", "note", "source")}
-    for status_name in ("differs", "within rounding", NOT_IN_RELEASE, "exact"):
-        rows = table.filter(pl.col("ok") & (pl.col("status") == status_name))
-        parts[status_name] = (
-            rows.select(*_SHOWN, "source") if status_name == "exact" else rows.select(*_SHOWN, "note", "source")
-        )
-    return {name: part for name, part in parts.items() if part.height}
 
 
 def report_table(results: pl.DataFrame, pinned: bool = True) -> pl.DataFrame:

@@ -6,11 +6,27 @@ Without imported factuality and relevance metrics, notebook 04 can draw the surf
 without auto-collected questions, notebook 06 compares other groups of answers than the paper did.
 """
 
+import re
 from dataclasses import dataclass
 
-# The paper's heatmap of each per-answer score (`scores.SCORES`).
+import polars as pl
+
+from ..core.vocabulary import QUESTION_TYPES
+from ..io.paper import PAPER_PAGES, PAPERS, load_items  # noqa: F401 - notebook 08 reads the items through here
+
+# The paper's heatmap of each per-answer score (`scores.SCORES`) and of each surface metric (`surface.METRICS`).
 SCORE_FIGURES = {"s": "Figure 2", "s_surf": "Figure 9", "s_fact": "Figure 10", "s_rel": "Figure 11"}
+SURFACE_FIGURES = {"pct_correct_language": "Figure 13", "pct_repetition": "Figure 14", "pct_surface_ok": "Figure 9"}
+# The model x language heatmaps whose culturally agnostic panel the paper draws first (on the left: their
+# captions say so); the captions of the others (Figures 13, 14, 16) name culturally specific questions
+# first, the suite's order (`core.vocabulary.QUESTION_TYPES`).
+AGNOSTIC_FIRST = frozenset({"Figure 2", "Figure 8", "Figure 9", "Figure 10", "Figure 11"})
 ALL_SCORES = ("s_surf", "s_fact", "s_rel", "s")
+
+
+def question_type_order(item: str | None) -> tuple[str, ...]:
+    """The order of the question-type panels of the paper's `item` (a figure), the suite's otherwise."""
+    return tuple(reversed(QUESTION_TYPES)) if item in AGNOSTIC_FIRST else QUESTION_TYPES
 
 
 @dataclass(frozen=True)
@@ -74,4 +90,74 @@ def collection_comparison(groups: tuple[dict, dict], value: str, resource_level:
             if resource_level == "high"
             else f"{resource_level}_resource_comparison",
         },
+    )
+
+
+# ---------------------------------------------------------------- where an item is in the paper
+
+_NUMBERED = re.compile(r"^(Figure|Table) (\d+)")
+_SECTION = re.compile(r"^Section (\d+)$")
+_APPENDIX = re.compile(r"^Appendix ([A-Z])(?:\.(\d+))?$")
+# A mention of items in a report's text: `Figure 16`, `NativQA Table 2`, `Figures 13, 14 and 9`, `Tables 25 to 27`.
+_MENTION = re.compile(r"\b(?:(CaLMQA|NativQA)(?:'s)? )?(Figure|Table)s? (\d+(?:(?:, | and | to |-|–)\d+)*)(?!\.\d)")
+
+
+def item_url(paper: str, item: str, anchors: dict[tuple[str, str], str]) -> str:
+    """The address of `item` of `paper` (as the claims registry names it: `Table 13`, `Table 2 footnote`,
+    `Section 4`, `Appendix C.2`, `Abstract`) in the paper's arXiv HTML: a figure or table by its anchor in
+    `anchors` ((paper, item) -> anchor, `data/paper/items.csv`), a section or appendix by its number, and
+    the page itself for what has no anchor (the abstract, the limitations)."""
+    page = PAPER_PAGES[paper]
+    numbered, section, appendix = _NUMBERED.match(item), _SECTION.match(item), _APPENDIX.match(item)
+    anchor = None
+    if numbered:
+        anchor = anchors.get((paper, f"{numbered[1]} {numbered[2]}"))
+    elif section:
+        anchor = f"S{section[1]}"
+    elif appendix:
+        anchor = f"A{ord(appendix[1]) - ord('A') + 1}" + (f".SS{appendix[2]}" if appendix[2] else "")
+    return f"{page}#{anchor}" if anchor else page
+
+
+def anchors_of(items: pl.DataFrame) -> dict[tuple[str, str], str]:
+    """(paper, item) -> anchor, from the items table (`io.paper.load_items`)."""
+    return {(r["paper"], r["item"]): r["anchor"] for r in items.iter_rows(named=True)}
+
+
+def mentioned_items(text: str, default_paper: str = "calmqa") -> list[tuple[str, str]]:
+    """The papers' figures and tables `text` names, in the order of their first mention: (paper, item).
+    `NativQA Table 2` is NativQA's; an item without a paper's name is `default_paper`'s; `Figures 13, 14 and
+    9` and `Tables 25 to 27` name each of them."""
+    found: dict[tuple[str, str], None] = {}
+    names = {name.lower(): name.lower() for name in PAPERS}
+    for match in _MENTION.finditer(text):
+        paper = names.get((match[1] or "").lower(), default_paper)
+        numbers: list[int] = []
+        for part in re.split(r", | and ", match[3]):
+            ends = re.split(r" to |-|–", part)
+            low, high = int(ends[0]), int(ends[-1])
+            numbers += list(range(low, high + 1)) if 0 < high - low < 40 else [low, high][: len(ends)]
+        for number in numbers:
+            found.setdefault((paper, f"{match[2]} {number}"), None)
+    return list(found)
+
+
+def links(claims: pl.DataFrame, items: pl.DataFrame) -> dict[tuple[str, str], str]:
+    """(paper, item) -> its address on arXiv, for every item of `claims` and of `items`."""
+    anchors = anchors_of(items)
+    pairs = set(claims.select("paper", "item").iter_rows()) | set(anchors)
+    return {(paper, item): item_url(paper, item, anchors) for paper, item in pairs}
+
+
+def not_in_release(items: pl.DataFrame) -> pl.DataFrame:
+    """The papers' figures and tables the release cannot reach, with why and their address on arXiv."""
+    anchors = anchors_of(items)
+    rows = items.filter(pl.col("not_in_release").str.strip_chars() != "")
+    return rows.select(
+        "paper",
+        "item",
+        pl.col("not_in_release").alias("reason"),
+        url=pl.struct("paper", "item").map_elements(
+            lambda r: item_url(r["paper"], r["item"], anchors), return_dtype=pl.String
+        ),
     )

@@ -25,6 +25,11 @@ from . import dimensions, surface
 
 MIN_VALID_ANSWERS = intervals.MIN_VALID
 MIN_METRICS_COVERAGE = 0.9
+# Why a cell has no value besides those of the surface heatmaps (`surface.PROVIDER_ERRORS_ONLY`,
+# `surface.NOT_IDENTIFIED`): fewer valid answers than the heatmap asks for, or, for S, imported metrics
+# for too few of its surface-clean answers.
+TOO_FEW_ANSWERS = "too few answers"
+TOO_FEW_METRICS = "too few metrics"
 
 # Per-answer score columns, in the order they are reported, with their titles (cells show them x 100).
 SCORES = {
@@ -48,7 +53,7 @@ SCORE_WORDS = {
 METRICS_HOWTO = (
     "Import them into a copy of the database with `make import-metrics FILE=metrics.csv DB=...` (a CSV or "
     "JSONL file keyed by the upstream answer name, `answer`, or by `question`, `language` and `model`, with "
-    "`n_claims`, `n_supported` and `relevant`; see `data/examples/metrics.csv`), or from VeriScore's own output "
+    "`n_claims`, `n_supported` and `relevant`; the suite comes with an example), or from VeriScore's own output "
     "with `make import-metrics FILE=claims.jsonl VERIFICATION=verification.jsonl DB=...`, then run "
     "`make figures DB=...`."
 )
@@ -136,10 +141,10 @@ def score_cells(
     """Heatmap cells of one score: its mean x 100 per group of `by`, with n and the interval (Wilson for
     the 0/1 scores, bootstrap for the others).
 
-    A cell is blank (null) with fewer than `min_valid` valid answers, and a cell of S also when fewer
-    than `min_metrics_coverage` of its surface-clean answers have metrics. Per language, a cell has a
-    `status` instead of a value where every answer is a provider error, or where the language cannot be
-    identified reliably (every score needs the surface verdict, which needs the language).
+    A cell without a value has a `status` that says why: per language, every answer is a provider
+    error, or the language cannot be identified reliably (every score needs the surface verdict, which
+    needs the language); otherwise it has fewer than `min_valid` valid answers (`TOO_FEW_ANSWERS`), or,
+    for S, fewer than `min_metrics_coverage` of its surface-clean answers have metrics (`TOO_FEW_METRICS`).
     """
     by = list(by)
     keys = [c for c in ("language_label", "resource_level", "unreliable") if "language" in by and c not in by]
@@ -149,12 +154,16 @@ def score_cells(
         cells = intervals.bootstrap_cells(answers, by, value, min_valid=min_valid, scale=100.0, **bootstrap)
     cells = cells.join(answers.select("language", *keys).unique(), on="language") if keys else cells
     cells = cells.join(_coverage(answers, by), on=by)
-    if value == "s":
-        thin = pl.col("metrics_coverage") < min_metrics_coverage
-        cells = cells.with_columns(
-            [pl.when(thin).then(None).otherwise(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
-        )
-    status = pl.lit(None, dtype=pl.String)
+    thin = pl.lit(value == "s") & (pl.col("metrics_coverage") < min_metrics_coverage)
+    # Too thin to show: fewer valid answers than `min_valid` (the interval functions leave the mean
+    # blank), or too few metrics; unless a reason of the language comes first.
+    status = (
+        pl.when(pl.col("n_valid") < min_valid)
+        .then(pl.lit(TOO_FEW_ANSWERS))
+        .when(thin)
+        .then(pl.lit(TOO_FEW_METRICS))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
     if "language" in by:
         errors = answers.group_by(by).agg(pl.col("provider_error").all().alias("all_provider_errors"))
         cells = cells.join(errors, on=by)
@@ -163,6 +172,7 @@ def score_cells(
             .then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
             .when(pl.col("unreliable"))
             .then(pl.lit(surface.NOT_IDENTIFIED))
+            .otherwise(status)
         )
     cells = cells.with_columns(status=status).with_columns(
         [pl.when(pl.col("status").is_null()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
@@ -184,12 +194,15 @@ def scores_by_model(
     answers: pl.DataFrame,
     exclude_unreliable: bool = True,
     *,
+    values: list[str] | None = None,
     min_valid: int = MIN_VALID_ANSWERS,
     min_metrics_coverage: float = MIN_METRICS_COVERAGE,
     **bootstrap,
 ) -> pl.DataFrame:
     """Table 2: each score component per model and question type, micro-averaged (answers pooled over
-    languages), x 100, with n and the bootstrap interval; unreliable languages out by default."""
+    languages), x 100, with n and the bootstrap interval; unreliable languages out by default. `values`
+    are the scores it holds (by default every one; a report gives those the database has, so that it
+    shows no row without a value)."""
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
     parts = [
         score_cells(
@@ -203,6 +216,7 @@ def scores_by_model(
         .rename({value: "mean"})
         .with_columns(score=pl.lit(value))
         for value in SCORES
+        if values is None or value in values
     ]
     order = {value: i for i, value in enumerate(SCORES)}
     return (
@@ -215,16 +229,20 @@ def scores_by_model(
     )
 
 
-def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unreliable: bool = True) -> list[str]:
-    """What a reader of the score heatmaps must know, to stand beside them: that S is its surface part
-    only until metrics are imported, and that S_surf counts a short answer as clean (the model with the
-    shortest clean answers, its median in bytes against the other models' median)."""
+def heatmap_caveats(
+    answers: pl.DataFrame, available: list[str], exclude_unreliable: bool = True, value: str = "s_surf"
+) -> list[str]:
+    """What a reader of the heatmap of `value` must know, to stand beside it: that S_surf is S's surface
+    part only while S cannot be drawn, and that S_surf (and S with it) counts a short answer as clean
+    (the model with the shortest clean answers, its median in bytes against the other models' median)."""
     caveats = []
-    if "s" not in available:
+    if value == "s_surf" and "s" not in available:
         caveats.append(
-            "Surface component only: S also needs factuality and relevance, which need imported "
-            "metrics (make import-metrics); until then S_surf is all that can be drawn."
+            "Surface component only: S also needs factuality and relevance for the answers without surface "
+            f"issues, and the database has {_metrics_words(available)} (make import-metrics)."
         )
+    if value not in ("s_surf", "s"):
+        return caveats
     kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
     clean = kept.filter(pl.col("surface_ok") & pl.col("n_bytes").is_not_null())
     if clean["model"].n_unique() >= 2:
@@ -238,6 +256,17 @@ def heatmap_caveats(answers: pl.DataFrame, available: list[str], exclude_unrelia
             f"{' identified reliably' if exclude_unreliable else ''})."
         )
     return caveats
+
+
+def _metrics_words(available: list[str]) -> str:
+    """Which imported metrics the database has, in words: none, factuality only, relevance only, or both."""
+    present = [words for key, words in (("s_fact", "factuality"), ("s_rel", "relevance")) if key in available]
+    if not present:
+        return "no imported metrics"
+    if len(present) == 2:
+        return "imported factuality and relevance for too few of them"
+    missing = "relevance" if present == ["factuality"] else "factuality"
+    return f"imported {present[0]} but no {missing}"
 
 
 def _scope(exclude_unreliable: bool) -> str:
@@ -258,13 +287,14 @@ def thresholds_note(min_valid: int, min_metrics_coverage: float, n_resamples: in
 
 
 def missing_scores_note(available: list[str]) -> str:
-    """Which score components this database cannot show, and how to add them; empty when none is missing."""
+    """Which score components this database cannot show, and why; empty when none is missing."""
     missing = [SCORES[c] for c in SCORES if c not in available]
     if not missing:
         return ""
     return (
-        f"Not shown: {', '.join(missing)}. They need factuality and relevance metrics for the answers "
-        "without surface issues, and this database has none (see the summary above for how to import them)."
+        f"Not shown: {', '.join(missing)}. They need factuality and relevance metrics for the answers without "
+        f"surface issues, and this database has {_metrics_words(available)} (see the summary above for how to "
+        "import them)."
     )
 
 
@@ -297,19 +327,28 @@ def summary(
     )
     words = SCORE_WORDS[headline]
     parts = []
-    if headline == "s_surf":
+    covered = {c: clean.filter(pl.col(c).is_not_null()).height for c in ("s_fact", "s_rel", "s")}
+    if not covered["s_fact"] and not covered["s_rel"]:
         parts.append(
             "**Factuality (S_fact) and relevance (S_rel) are missing**: the database holds no imported metrics for "
             "the answers without surface issues, so the overall score S = S_surf x S_fact x S_rel cannot be "
             "computed. This notebook shows its surface component S_surf only. " + METRICS_HOWTO
         )
     else:
-        scored = clean.filter(pl.col("s").is_not_null()).height
+        share = {
+            c: f"**{n:,} of the {clean.height:,}** ({100 * n / max(clean.height, 1):.1f}%)" for c, n in covered.items()
+        }
         parts.append(
-            f"Imported metrics cover **{scored:,} of the {clean.height:,} answers without surface issues** "
-            f"({100 * scored / max(clean.height, 1):.1f}%). Answers without metrics have no S and are left out; "
-            f"a cell's S is blank when fewer than {min_metrics_coverage:.0%} of its surface-clean answers have them."
+            f"Imported metrics cover factuality for {share['s_fact']} answers without surface issues and relevance "
+            f"for {share['s_rel']}; S, which needs both, is known for {share['s']}. Answers without metrics have no "
+            f"S and are left out; a cell's S is blank when fewer than {min_metrics_coverage:.0%} of its "
+            "surface-clean answers have them."
         )
+        if headline == "s_surf":
+            parts.append(
+                "Too few answers have S for a cell or a model to show it, so this summary speaks of the surface "
+                "component S_surf. " + METRICS_HOWTO
+            )
     type_words = " and ".join(
         f"**{means[t]['mean']:.1f}** on culturally {t} questions ({means[t]['n']:,} answers)"
         for t in ("agnostic", "specific")
@@ -323,11 +362,15 @@ def summary(
             f"{inert(worst['model'])} lowest ({worst['mean']:.1f} over {worst['n_valid']:,}), both types of "
             "question pooled."
         )
-    blank = cells[headline].filter(pl.col(headline).is_null()).height
+    heatmap = cells[headline]
+    reasons = heatmap.filter(pl.col("status").is_not_null()).group_by("status").agg(pl.len()).sort("status")
+    why = "; ".join(
+        f"{n} {status}" + (f" (fewer than {min_valid} valid answers)" if status == TOO_FEW_ANSWERS else "")
+        for status, n in reasons.iter_rows()
+    )
     parts.append(
-        f"{blank} of the {cells[headline].height} model x language x question-type cells of the "
-        f"{SCORES[headline]} heatmap are blank (fewer than {min_valid} valid answers"
-        + (", or too few metrics)." if headline == "s" else ").")
+        f"{reasons['len'].sum()} of the {heatmap.height} model x language x question-type cells of the "
+        f"{SCORES[headline]} heatmap have no value" + (f": {why}." if why else ".")
     )
     return "\n\n".join(parts)
 
@@ -481,14 +524,18 @@ _TEST_SCHEMA = {
 
 
 def _samples(answers: pl.DataFrame, spec: dict, value: str) -> pl.DataFrame:
-    return answers.filter(group_filter(spec) & pl.col(value).is_not_null())
+    """The answers of a group with a `value`, in the languages that can be identified: every score needs
+    the surface verdict, which needs the language, so the unreliable languages are never tested (as
+    their heatmap cells are drawn as not identified)."""
+    return answers.filter(group_filter(spec) & pl.col(value).is_not_null() & ~pl.col("unreliable"))
 
 
 def comparison_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], value: str) -> pl.DataFrame:
     """Per language: the test of the per-answer `value` of the two groups (`TESTS`: Fisher's exact test
     for a 0/1 score, the two-sided two-sample KS test otherwise), with both sample sizes, both means (x
     100), their difference, KS's D and the p value; all null but the sizes when a group has no answers
-    in that language."""
+    in that language, and for a language that cannot be identified (`note` says so: no test runs on
+    verdicts that do not exist)."""
     a, b = (_samples(answers, g, value) for g in groups)
     languages = answers.select("resource_level", "language", "unreliable").unique().sort("resource_level", "language")
     rows = [
@@ -500,7 +547,9 @@ def comparison_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], val
         for language in languages["language"]
     ]
     return pl.concat([languages, pl.DataFrame(rows, schema=_TEST_SCHEMA)], how="horizontal").with_columns(
-        group_a=pl.lit(group_label(groups[0])), group_b=pl.lit(group_label(groups[1]))
+        group_a=pl.lit(group_label(groups[0])),
+        group_b=pl.lit(group_label(groups[1])),
+        note=pl.when(pl.col("unreliable")).then(pl.lit(f"{surface.NOT_IDENTIFIED}: no verdicts, no test")),
     )
 
 

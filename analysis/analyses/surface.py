@@ -600,5 +600,5 @@ def tokenizer_markdown(con: duckdb.DuckDBPyConnection) -> str:
         f"the `quicktok-v1` package's implementation, whose ranks are checked against tiktoken's own sha256 "
         f"(`{tokenizer_ranks.O200K_SHA256[:12]}...`) before use. `make check-tokenizer` compares its token ids "
         "with tiktoken's on every text of the database (identical on every text of the release) and measures "
-        "what cl100k_base would change (docs/performance.md)."
+        "what cl100k_base would change (the suite's benchmarks)."
     )

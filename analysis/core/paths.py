@@ -14,6 +14,8 @@ DATABASE = DATA / "calmqa.duckdb"
 NATIVQA = DATA / "nativqa"
 # The numbers the two papers print, transcribed (analysis/io/paper.py reads them).
 PAPER_CLAIMS = DATA / "paper" / "claims"
+# The papers' figures and tables: where each is on arXiv, and why the release cannot reach some of them.
+PAPER_ITEMS = DATA / "paper" / "items.csv"
 BENCH_RESULTS = ROOT / "bench" / "results"
 NOTEBOOKS = ROOT / "notebooks"
 # The reference pages: docs/methods.md by hand, the others generated (`python -m analysis docs`).

@@ -22,8 +22,8 @@ ENGINES = {
     "fasttext": "fastText lid.176",
 }
 ENGINE_DETAILS = {
-    "paper": "CLD2 as polyglot calls it for 14 languages, else langid 1.1.6 (analysis/pipeline/language_id.py)",
-    "all23": "the paper's pipeline; for the four languages a character n-gram model of ~160 languages (analysis/pipeline/language_id_all.py)",
+    "paper": "CLD2 as polyglot calls it for 14 languages, else langid 1.1.6",
+    "all23": "the paper's pipeline; for the four languages a character n-gram model of ~160 languages",
     "py3langid": "py3langid 0.4.0, its own model (97 languages)",
     "pyfranc": "pyfranc 0.2.3, franc's trigram profiles of the UDHR (~400 languages, no Balochi)",
     "lingua": "lingua-language-detector 2.1.1, all 75 languages, high accuracy mode",

@@ -1,9 +1,11 @@
-"""The numbers the CaLMQA and NativQA papers print, transcribed into `data/paper/claims/*.csv`.
+"""The numbers the CaLMQA and NativQA papers print, transcribed into `data/paper/claims/*.csv`, and
+their figures and tables, in `data/paper/items.csv`.
 
 One row per printed number (a claim): where it is printed, its text exactly as printed, and where
-the suite's own value of it is written (a figures CSV, a filter on its rows and a column). The
-format is documented in `data/paper/README.md`; `load_claims` validates every file and raises one
-`InputError` naming the file, line and field of each problem.
+the suite's own value of it is written (a figures CSV, a filter on its rows and a column). One row per
+figure or table (an item): its anchor in the paper's arXiv HTML, and, when the release cannot reach
+it, why. The formats are documented in `data/paper/README.md`; `load_claims` and `load_items` validate
+every row and raise one `InputError` naming the file, line and field of each problem.
 """
 
 import re
@@ -31,6 +33,7 @@ COLUMNS = (
     "reason",
 )
 PAPERS = ("calmqa", "nativqa")
+PAPER_NAMES = {"calmqa": "CaLMQA", "nativqa": "NativQA"}
 EXPECTATIONS = ("exact", "within rounding", "differs", "not in the release")
 # How the suite's value of a claim is obtained: computed from the release (`reproduced`), computed from
 # other numbers the paper prints (`derived`: an average or total of a printed table, a share of printed
@@ -168,3 +171,35 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
         decimals=pl.col("decimals").cast(pl.Int32),
         value=pl.col("printed").map_elements(printed_number, return_dtype=pl.Float64),
     )
+
+
+ITEM_COLUMNS = ("paper", "item", "anchor", "not_in_release")
+# The papers' HTML pages on arXiv, at the version the registry transcribes.
+PAPER_PAGES = {"calmqa": "https://arxiv.org/html/2406.17761v3", "nativqa": "https://arxiv.org/html/2407.09823v3"}
+_ITEM = re.compile(r"^(Figure|Table) [1-9]\d*$")
+# An element of the arXiv HTML (LaTeXML): a section and a figure or table in it, e.g. `A3.F8`, `S4.T2`.
+_ANCHOR = re.compile(r"^[SA]\d+(\.(SS\d+|F\d+|T\d+))*$")
+
+
+def load_items(path: Path | str = paths.PAPER_ITEMS) -> pl.DataFrame:
+    """Every figure and table of the two papers in `path`, validated: paper, item (`Figure 8`), its anchor
+    in the paper's arXiv HTML, and `not_in_release`, why the release cannot reach it (empty when it can)."""
+    path = Path(path)
+    problems = Problems()
+    rows = []
+    seen: dict[tuple[str, str], int] = {}
+    for line, row in records.read_rows(path, ITEM_COLUMNS, (), problems):
+        where = f"{line} ({row['paper']} {row['item']})"
+        if row["paper"] not in PAPERS:
+            problems.add(path, where, "paper", f"is {row['paper']!r}; expected one of {', '.join(PAPERS)}")
+        if not _ITEM.match(row["item"]):
+            problems.add(path, where, "item", f"is {row['item']!r}; expected `Figure N` or `Table N`")
+        if not _ANCHOR.match(row["anchor"]):
+            problems.add(path, where, "anchor", f"is {row['anchor']!r}; expected an arXiv HTML anchor such as A3.F8")
+        key = (row["paper"], row["item"])
+        if key in seen:
+            problems.add(path, where, "item", f"is listed twice (also on line {seen[key]})")
+        seen[key] = line
+        rows.append(row)
+    problems.raise_if_any()
+    return pl.DataFrame(rows, schema={c: pl.String for c in ITEM_COLUMNS})

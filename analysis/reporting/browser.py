@@ -9,6 +9,7 @@ uncaught exception, and, after the charts had time to draw, which chart containe
 `svg.marks` or `canvas.marks`. Tests and `python -m analysis check-reports reports/*.html` use it.
 """
 
+import contextlib
 import json
 import os
 import select
@@ -16,17 +17,20 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Any host name fails to resolve, so that nothing can leave the machine even where there is a network.
+from ..viz.theme import SCREEN_LABEL_SIZE
+
+# Any host name fails to resolve, so that nothing can leave the machine even where there is a network;
+# only this machine's own address is left, for a local server (JupyterLab).
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
     "--no-first-run",
     "--no-default-browser-check",
     "--disable-extensions",
@@ -58,6 +62,59 @@ PAGE_STATE_JS = """
   return {charts: Math.max(containers.length, requested), blank: blank, ready: document.readyState};
 })()
 """ % json.dumps(CHART_CONTAINERS)  # noqa: UP031 - JavaScript braces would need escaping in a format string
+
+
+# How each chart sits in its place: the width it is drawn at against the width of the output area that
+# holds it (a report's, or JupyterLab's), and the smallest text it draws, in screen pixels (its font
+# size times the scale the chart is drawn at). SVG charts only: a canvas has no text to measure.
+LAYOUT_JS = """
+(() => {
+  const charts = Array.from(document.querySelectorAll(%s))
+    .filter(el => !el.parentElement || !el.parentElement.closest(%s));
+  return charts.map(el => {
+    const drawn = el.querySelector('svg.marks, canvas.marks');
+    const place = el.closest('.jp-OutputArea-output') || el.parentElement;
+    const style = getComputedStyle(place);
+    const box = place.getBoundingClientRect();
+    const inner = box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+    const right = Math.min(inner, document.documentElement.clientWidth);
+    const rect = drawn ? drawn.getBoundingClientRect() : null;
+    const sizes = drawn && drawn.tagName.toLowerCase() === 'svg'
+      ? Array.from(drawn.querySelectorAll('text'))
+          .filter(t => t.textContent.trim() && t.getBBox().width > 0)
+          .map(t => { const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); })
+      : [];
+    const heading = drawn && drawn.querySelector('.role-title-text');
+    const title = heading && heading.textContent || el.id || '';
+    return {
+      chart: title.slice(0, 100),
+      renderer: drawn ? drawn.tagName.toLowerCase() : null,
+      overflow: rect ? Math.round(rect.right - right) : null,
+      width: rect ? Math.round(rect.width) : null,
+      room: Math.round(right - (rect ? rect.left : box.left)),
+      smallestText: sizes.length ? Math.round(Math.min(...sizes) * 100) / 100 : null,
+    };
+  });
+})()
+""" % (json.dumps(CHART_CONTAINERS), json.dumps(CHART_CONTAINERS))  # noqa: UP031 - JavaScript braces would need escaping in a format string
+
+
+def layout_problems(layout: list[dict], min_text: float = SCREEN_LABEL_SIZE) -> list[str]:
+    """What `LAYOUT_JS` found wrong: a chart wider than its place, drawn without SVG text to measure, or
+    with text smaller than `min_text` pixels."""
+    problems = []
+    for chart in layout:
+        name = chart["chart"] or "a chart"
+        if chart["renderer"] != "svg":
+            problems.append(
+                f"{name}: drawn as {chart['renderer'] or 'nothing'}, not SVG, so its text cannot be measured"
+            )
+            continue
+        if chart["overflow"] > 1:
+            problems.append(f"{name}: {chart['width']} px wide, {chart['overflow']} px wider than its place")
+        if chart["smallestText"] is not None and chart["smallestText"] < min_text - 0.01:
+            problems.append(f"{name}: text drawn {chart['smallestText']} px high, under {min_text} px")
+    return problems
 
 
 class BrowserError(RuntimeError):
@@ -190,6 +247,10 @@ class Chromium:
                 return reply.get("result", {})
             self._events.append(reply)
 
+    def wait(self, seconds: float) -> None:
+        """Let the pages run for `seconds` (a resized window lays itself out again), keeping their events."""
+        self._drain(seconds)
+
     def _drain(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while (event := self._read(deadline)) is not None:
@@ -220,6 +281,52 @@ class Chromium:
         data = self.send("Page.captureScreenshot", params, session)["data"]
         Path(path).write_bytes(base64.b64decode(data))
 
+    @contextlib.contextmanager
+    def page(self, url: str, viewport: tuple[int, int] | None = None, offline: bool = True) -> Iterator[str]:
+        """A fresh tab loading `url`, as a protocol session, closed afterwards. `offline` cuts the tab
+        off the network (a report must need none); a page served by a local server (JupyterLab) needs
+        it on, and the host-resolver rule still keeps every named host unreachable. `viewport` (width,
+        height in CSS pixels) sizes the window as a reader's would be; by default it is headless
+        Chromium's own (800 x 600)."""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self._events.clear()
+        try:
+            for method in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
+                self.send(method, session=session)
+            if offline:
+                self.send(
+                    "Network.emulateNetworkConditions",
+                    {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+                    session,
+                )
+            if viewport is not None:
+                self.resize(session, viewport)
+            self.send("Page.navigate", {"url": url}, session)
+            yield session
+        finally:
+            self.send("Target.closeTarget", {"targetId": target})
+
+    def resize(self, session: str, viewport: tuple[int, int]) -> None:
+        """Size the tab's window to `viewport` (width, height in CSS pixels)."""
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": viewport[0], "height": viewport[1], "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
+
+    def wait_for(self, session: str, expression: str, timeout: float = 30.0, what: str = ""):
+        """The first truthy value of `expression`, evaluated every quarter second; `BrowserError` naming
+        `what` (or the expression) after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.evaluate(session, expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise BrowserError(f"waited {timeout:.0f} s for {what or expression}")
+            self._drain(0.25)
+
     def open(
         self,
         page: Path | str,
@@ -230,32 +337,14 @@ class Chromium:
     ) -> PageReport:
         """Load `page` (a file) and wait until every chart container holds marks or `render_timeout` passes.
 
-        `viewport` (width, height in CSS pixels) sizes the window as a reader's would be; by default
-        it is headless Chromium's own (800 x 600).
+        `viewport` (width, height in CSS pixels) sizes the window as a reader's would be.
 
         After rendering, `actions(browser, session)` may drive the page (`click`, `evaluate`); what it
         returns is kept in the report's `values`. Console errors and requests it causes count too.
         """
         url = Path(page).resolve().as_uri()
         report = PageReport(url=url)
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        self._events.clear()
-        try:
-            for method in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
-                self.send(method, session=session)
-            self.send(
-                "Network.emulateNetworkConditions",
-                {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
-                session,
-            )
-            if viewport is not None:
-                self.send(
-                    "Emulation.setDeviceMetricsOverride",
-                    {"width": viewport[0], "height": viewport[1], "deviceScaleFactor": 1, "mobile": False},
-                    session,
-                )
-            self.send("Page.navigate", {"url": url}, session)
+        with self.page(url, viewport) as session:
             deadline = time.monotonic() + render_timeout
             state = {}
             while time.monotonic() < deadline:
@@ -272,8 +361,6 @@ class Chromium:
             report.blank_charts = state.get("blank", [])
             self._drain(0.2)
             self._collect(report, session)
-        finally:
-            self.send("Target.closeTarget", {"targetId": target})
         return report
 
     def _collect(self, report: PageReport, session: str) -> None:

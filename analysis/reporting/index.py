@@ -9,13 +9,14 @@ exist, present and future. `python -m analysis index` writes it (`make figures` 
 
 import base64
 import io
+import re
 from pathlib import Path
 
 from ..core import files, paths
 from ..core.text import inert
 from . import provenance
-from .html import markdown_to_html
-from .run import REPRODUCTION_NOTEBOOK
+from .html import METHODS_PAGE, markdown_to_html, methods_anchor
+from .run import REPRODUCTION_NOTEBOOK, reading_order
 
 THUMBNAIL_WIDTH = 360
 INDEX_NAME = "index.html"
@@ -116,7 +117,8 @@ def headline(records: dict[str, dict]) -> str:
         "in 23 languages, answered by 8 language models and rated by native speakers), regenerated from its "
         f"released data, with the published NativQA results beside them: {len(records)} reports, one per "
         "notebook. Each says which paper figure or table it reproduces, shows the paper's value beside "
-        f"the suite's where the paper prints one, and says where the release lacks the data.</p>{reading}</div>"
+        f"the suite's where the paper prints one, and says where the release lacks the data. How each is "
+        f'computed: <a href="{METHODS_PAGE}">the methods</a>.</p>{reading}</div>'
     )
 
 
@@ -144,16 +146,60 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     )
 
 
+METHODS_SOURCE = paths.DOCS / "methods.md"
+METHODS = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Methods · CaLMQA analysis</title>
+<style>
+body {{ font-family: "Noto Sans", "DejaVu Sans", sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #222; line-height: 1.5; }}
+code {{ font-size: 0.92em; background: #f4f4f4; padding: 0 0.2em; overflow-wrap: anywhere; }}
+table {{ border-collapse: collapse; }} th, td {{ border-bottom: 1px solid #ddd; padding: 2px 8px; text-align: left; }}
+.anchor-link {{ display: none; }}
+nav {{ font-size: 0.9em; border-left: 3px solid #ccc; padding: 0.3em 1em; }}
+@media print {{ nav {{ display: none; }} }}
+</style>
+</head>
+<body>
+<p><a href="{index}">&larr; All reports (CaLMQA analysis)</a></p>
+{contents}
+{body}
+</body>
+</html>
+"""
+# A methods heading `## 03 Surface quality`: its number is the section's anchor (`html.methods_anchor`).
+_METHODS_SECTION = re.compile(r'<h2 id="[^"]*">(\d\d)\b')
+
+
+def write_methods(reports_root: Path, source: Path = METHODS_SOURCE) -> Path:
+    """reports/methods.html: docs/methods.md as a page beside the reports, which link to its sections,
+    so that a report sent on its own keeps its methods."""
+    body = markdown_to_html(source.read_text(encoding="utf-8"))
+    body = _METHODS_SECTION.sub(lambda m: f'<h2 id="{methods_anchor(m.group(1))}">{m.group(1)}', body)
+    sections = re.findall(r'<h2 id="([^"]+)">(.*?)<a class="anchor-link"', body)
+    contents = "".join(f'<li><a href="#{a}">{t}</a></li>' for a, t in sections)
+    page = METHODS.format(
+        index=INDEX_NAME, contents=f"<nav><strong>Sections</strong><ol>{contents}</ol></nav>", body=body
+    )
+    return files.write_text(reports_root / METHODS_PAGE, page)
+
+
 def write_index(
     reports_root: Path = paths.REPORTS, figures_root: Path = paths.FIGURES, out: Path | None = None
 ) -> Path:
-    """Write the index of every report in `reports_root`; returns its path."""
+    """Write the index of every report in `reports_root`, and the methods page beside them; returns the
+    index's path."""
     out = out or reports_root / INDEX_NAME
     # The reproduction report first: its summary says how much of the two papers the suite reproduces.
-    pages = sorted(
-        (p for p in reports_root.glob("*.html") if p.name != INDEX_NAME and not p.name.startswith(".")),
-        key=lambda p: (p.stem != REPRODUCTION_NOTEBOOK, p.name),
-    )
+    found = {
+        p.stem: p
+        for p in reports_root.glob("*.html")
+        if p.name not in (INDEX_NAME, METHODS_PAGE) and not p.name.startswith(".")
+    }
+    pages = [found[name] for name in reading_order(list(found))]
+    write_methods(reports_root)
     records = {p.stem: provenance.read(p) or {} for p in pages}
     shared = shared_build(list(records.values()))
     body = PAGE.format(

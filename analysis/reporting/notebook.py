@@ -14,8 +14,8 @@ import uuid
 import polars as pl
 
 from ..core import files, paths
-from ..viz import tables
-from ..viz.theme import HIGHLIGHT, PICK, altair
+from ..viz import export, tables
+from ..viz.theme import FIGURE_META, HIGHLIGHT, PICK, altair
 
 _bundle_emitted = False
 
@@ -62,8 +62,13 @@ CHART_TEMPLATE = """<div id="%(id)s" class="calmqa-chart"></div>
 })();
 </script>"""
 
-# No action that opens a web page (the Vega editor): reports are read offline.
-EMBED_OPTIONS = {"mode": "vega-lite", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
+# No action that opens a web page (the Vega editor): reports are read offline. SVG, not canvas: text a
+# reader can select and a browser can check (its size on screen), sharp when printed.
+EMBED_OPTIONS = {
+    "mode": "vega-lite",
+    "renderer": "svg",
+    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+}
 
 
 def script_json(value) -> str:
@@ -95,6 +100,9 @@ def _offline_html_renderer(spec: dict, **metadata) -> dict:
         "spec": script_json(spec),
         "options": json.dumps(EMBED_OPTIONS),
     }
+    figure = (spec.get("usermeta") or {}).get(FIGURE_META)
+    if figure:
+        page += "\n" + export.files_line(figure, ("csv", "svg", "pdf", "png"))
     if not _bundle_emitted:
         bundle = vega_bundle()
         page = f'<script type="text/javascript">(function(){{\n{bundle}\n}})();\n{LINK_SCRIPT}</script>\n' + page

@@ -9,6 +9,7 @@ imports and set-up, analysis, static export, kernel shutdown, HTML export), whic
 import datetime
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ..core import files, paths, timings
 from ..core.errors import Failure, NotebookFailed
+from ..viz import export
 from . import html, provenance
 
 # The report that sets every number the papers print against the suite's: it reads the figures of the
@@ -30,8 +32,32 @@ EVALUATION_PARAMETER = "evaluation_dir"
 def notebook_names() -> list[str]:
     """The notebooks `make figures` runs, in order: those whose name starts with two digits, except 00;
     the reproduction report last, since it reads the figures of all the others."""
-    names = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
-    return sorted(names, key=lambda name: name == REPRODUCTION_NOTEBOOK)
+    return sorted(notebook_names_in(paths.NOTEBOOKS), key=lambda name: name == REPRODUCTION_NOTEBOOK)
+
+
+def notebook_names_in(folder: Path) -> list[str]:
+    """The report notebooks of `folder`, by name: those whose name starts with two digits, except 00."""
+    return sorted(p.stem for p in Path(folder).glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
+
+
+def reading_order(names: list[str]) -> list[str]:
+    """Reports in the order a reader takes them (the index's, a report's previous and next): the
+    reproduction report first, since it says how much of the two papers the suite reproduces."""
+    return sorted(names, key=lambda name: (name != REPRODUCTION_NOTEBOOK, name))
+
+
+def report_labels(notebooks_root: Path = paths.NOTEBOOKS) -> list[tuple[str, str]]:
+    """(name, label) of every report, in reading order: the notebook's number and the title of its first
+    Markdown heading up to a colon or parenthesis, or its name in words where the title comes from the
+    data."""
+    import nbformat
+
+    labels = []
+    for name in reading_order(notebook_names_in(notebooks_root)):
+        notebook = nbformat.read(Path(notebooks_root) / f"{name}.ipynb", as_version=4)
+        title = provenance.notebook_title(notebook) or name[3:].replace("_", " ").capitalize()
+        labels.append((name, f"{name[:2]} {re.split(r'[:(]', title)[0].strip()}"))
+    return labels
 
 
 def notebook_parameters(source: Path) -> set[str]:
@@ -128,7 +154,7 @@ def run_notebook(
             elif figures.exists():
                 shutil.rmtree(figures)
             mark = time.perf_counter()
-            html.to_html(running, report, record)
+            html.to_html(running, report, record, figures_root, report_labels(notebooks_root))
             seconds["HTML export"] = time.perf_counter() - mark
             mark = time.perf_counter()
             provenance.date(report, read, Path(db_path))
@@ -202,9 +228,11 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
 def _execute_with_retry(
     papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path, steps: Path
 ) -> None:
-    # The kernel inherits the environment: it records its static exports into `steps` (core.timings).
-    previous = os.environ.get(timings.ENV)
-    os.environ[timings.ENV] = str(steps.resolve())
+    # The kernel inherits the environment: it records its static exports into `steps` (core.timings),
+    # and its figures and tables link to their files under the notebook's name (viz.export).
+    variables = {timings.ENV: str(steps.resolve()), export.NOTEBOOK_ENV: source.stem}
+    previous = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
     try:
         # Parallel kernel starts can race for a port (papermill issue 511): one retry for that case only.
         for attempt in (1, 2):
@@ -232,7 +260,8 @@ def _execute_with_retry(
                     raise
                 steps.unlink(missing_ok=True)
     finally:
-        if previous is None:
-            os.environ.pop(timings.ENV, None)
-        else:
-            os.environ[timings.ENV] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -1,22 +1,32 @@
-"""The interactive explorer of notebooks/00_explore.ipynb (JupyterLab, ipywidgets).
+"""The interactive explorer of notebooks/00_explore.ipynb (JupyterLab, ipywidgets): "why is this cell red?"
 
-Controls for language, model, question type, category and collection filter every answer of the
-database; a model x language heatmap of the chosen metric follows them (culturally agnostic and
-specific questions side by side, a percentage by default, on a colour scale that stays put while the
-filters change: 0-100 for a percentage), and below it the matching questions are shown with their
-answers side by side: original text and English translation where the release has one, surface
-verdicts (from `answer_surface`, when that table exists) and human ratings. The languages whose
-identification is unreliable are drawn as in the reports: not identified, never as a share.
-Clicking a heatmap cell selects its model and language; a search box finds a question by its words.
+An overview heatmap of one metric, model x language, culturally specific and agnostic questions
+stacked (a percentage by default, on a colour scale that stays put: 0-100 for a percentage), over the
+answers of the chosen category and collection. It stays whole: choosing a cell outlines it instead of
+filtering it away. A click on a cell (or the model, language and question-type controls) chooses a
+model, a language and a question type, and the panel below compares the answers: each question of
+that language and type (the original and its English translation side by side), with every model's
+answer beside the others, the chosen model's first and marked, each with its verdicts as badges
+(wrong language, not identified, repetition, provider error, empty, the human rating where there is
+one). A switch keeps only the questions where the chosen model's answer fails the metric (in the
+wrong language, repeating itself...); paging goes through every question; Reset returns to the whole
+overview. A search box and a question list find one question by its words.
+
+The languages whose identification is unreliable are drawn as in the reports: not identified, never
+as a share. All text from the data is escaped; an answer's block takes its direction from its text
+(`dir="auto"`), so Arabic, Hebrew and Pashto run right to left.
 
 Without a running kernel (the notebook exported to HTML, or opened where widgets cannot run) the
 widgets cannot draw: a short note says so, and the live explorer hides it.
 
-The logic (loading, filtering, aggregating, the HTML of the answers) is plain functions, tested
-without a browser; `Explorer` only wires them to widgets. All text from the data is escaped.
+The logic (loading, filtering, aggregating, the HTML of the comparison) is plain functions, tested
+without a browser; `Explorer` only wires them to widgets. The heatmap is one `JupyterChart`: a new
+metric, category or collection gives it a new chart, and since Altair makes new selection objects for
+every chart it is given, the click's observer is attached again each time (`_draw_overview`); the
+chosen cell is a variable of the chart (`theme.CHOSEN`), set without redrawing it.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import duckdb
@@ -24,9 +34,10 @@ import polars as pl
 
 from .. import store
 from ..analyses import dimensions
+from ..analyses.scores import TOO_FEW_ANSWERS
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
 from ..core.text import inert
-from ..core.vocabulary import UNRELIABLE_LANGUAGES
+from ..core.vocabulary import QUESTION_TYPE_LABELS, UNRELIABLE_LANGUAGES
 from ..stats import intervals
 from ..viz import export, heatmap, theme
 
@@ -52,13 +63,18 @@ KERNEL_NOTE = (
     "notebook in JupyterLab (<code>make lab</code>) and run all cells: the controls, the heatmap and the "
     "answers appear here. The reports (<code>reports/index.html</code>) hold every figure without one.</p>"
 )
+# The HTML classes a browser test (and a reader's stylesheet) finds the comparison by.
+PANEL_CLASS = "calmqa-comparison"
+CHOSEN_CLASS = "calmqa-chosen"
 
 
 @dataclass(frozen=True)
 class Metric:
     """A per-answer column and how cells aggregate it: `share` of true values (a percentage, on a 0-100
     scale) or `mean` (on a scale fixed by the unfiltered cells). `needs_language`: the value depends on
-    the language verdict, so the unreliable languages' cells are drawn as not identified."""
+    the language verdict, so the unreliable languages' cells are drawn as not identified. An answer
+    fails the metric when its column equals `fails_when` (None: no answer fails a mean); `failure` names
+    such answers."""
 
     key: str
     title: str
@@ -69,6 +85,8 @@ class Metric:
     needs_language: bool = False
     # Which end is good ("higher", "lower" or None), as `theme.SCHEMES` draws it.
     better: str | None = None
+    fails_when: bool | None = None
+    failure: str = ""
 
 
 METRICS = (
@@ -81,6 +99,8 @@ METRICS = (
         True,
         True,
         better="higher",
+        fails_when=False,
+        failure="has a surface issue",
     ),
     Metric(
         "language_correct_share",
@@ -91,6 +111,8 @@ METRICS = (
         True,
         True,
         better="higher",
+        fails_when=False,
+        failure="is in the wrong language",
     ),
     Metric(
         "repetition_share",
@@ -100,8 +122,19 @@ METRICS = (
         ".0f",
         True,
         better="lower",
+        fails_when=True,
+        failure="repeats itself",
     ),
-    Metric("empty_share", "% of empty answers", "is_empty", "share", ".0f", better="lower"),
+    Metric(
+        "empty_share",
+        "% of empty answers",
+        "is_empty",
+        "share",
+        ".0f",
+        better="lower",
+        fails_when=True,
+        failure="is empty",
+    ),
     Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
@@ -118,6 +151,10 @@ class Filters:
     collection: str | None = None
 
 
+# The filters that choose a cell of the overview; the others (category, collection) choose its answers.
+CELL_FILTERS = ("language", "model", "question_type")
+
+
 def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Every answer with its question, its model's display name (`human reference` for people's
     answers), its human rating where there is one, and its surface verdicts (null columns when the
@@ -128,7 +165,7 @@ def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         for name, sql in SURFACE_SELECT.items()
     )
     surface_join = f"LEFT JOIN {SURFACE_TABLE} s ON s.answer_id = a.answer_id" if surface else ""
-    return con.sql(f"""
+    frame = con.sql(f"""
         SELECT a.answer_id, q.question_id, q.name AS question_name, q.language, l.resource_level,
                q.question_type, q.category, q.collection,
                q.text AS question_text, q.text_en AS question_text_en,
@@ -143,8 +180,23 @@ def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         LEFT JOIN models m ON m.model = a.model
         LEFT JOIN ratings r ON r.answer_id = a.answer_id
         {surface_join}
-        ORDER BY q.language, q.question_type, q.question_id, a.is_human DESC, model_name, a.answer_id
     """).pl()
+    # Within a question, the models in the suite's order (the paper's, then imported ones), as every chart has them.
+    rank = {name: i for i, name in enumerate(dimensions.model_order(con))}
+    position = pl.col("model_name").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
+    return (
+        frame.with_columns(_position=position)
+        .sort(
+            "language",
+            "question_type",
+            "question_id",
+            pl.col("is_human").not_(),
+            "_position",
+            "model_name",
+            "answer_id",
+        )
+        .drop("_position")
+    )
 
 
 def available_metrics(has_surface: bool) -> list[Metric]:
@@ -162,12 +214,17 @@ def apply_filters(answers: pl.DataFrame, filters: Filters) -> pl.DataFrame:
     return answers.filter(*conditions) if conditions else answers
 
 
+def overview_filters(filters: Filters) -> Filters:
+    """The filters the overview heatmap follows: not those that choose its cell, so that it stays whole."""
+    return Filters(**{f.name: None if f.name in CELL_FILTERS else getattr(filters, f.name) for f in fields(filters)})
+
+
 def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     """Model x language x question-type cells of `metric` over model answers (human references are not a
     model): the value (a share as a percentage), the number of answers with a value, and a 95%
     confidence interval (Wilson for a share, normal approximation for a mean). A cell without a value
     has a `status`: its language cannot be identified (for a metric that needs the language verdict),
-    or every answer of it was a provider error."""
+    or every answer of it was a provider error, or none has a value."""
     keys = ["model_name", "language", "question_type"]
     models = answers.filter(~pl.col("is_human"))
     if metric.needs_language:
@@ -203,6 +260,8 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
         .then(pl.lit(PROVIDER_ERRORS_ONLY))
         .when(pl.col("unreliable") & metric.needs_language)
         .then(pl.lit(NOT_IDENTIFIED))
+        .when(pl.col("n_answers").fill_null(0) == 0)
+        .then(pl.lit(TOO_FEW_ANSWERS))
     )
     shown = pl.col("status").is_null()
     return (
@@ -240,9 +299,11 @@ def explorer_chart(
     languages: list[str],
     divider: str | None = None,
 ):
-    """The explorer's heatmap of `cells`: culturally specific and agnostic questions side by side, the
-    colour scale fixed to `domain` and saying which end is good, a line before `divider` (the first
-    low-resource language), the unreliable languages marked and their cells drawn as in the reports."""
+    """The explorer's heatmap of `cells`: culturally specific and agnostic questions stacked, the colour
+    scale fixed to `domain` and saying which end is good, a line before `divider` (the first
+    low-resource language), the unreliable languages marked and their cells drawn as in the reports.
+    A click picks a cell's model, language and question type (`theme.PICK`); the cells matching
+    `theme.CHOSEN` are outlined."""
     table = cells.with_columns(language_label=pl.col("language").map_elements(language_label, return_dtype=pl.String))
     present = set(table["language"])
     return heatmap.heatmap(
@@ -262,7 +323,52 @@ def explorer_chart(
         status="status",
         x_dividers=[language_label(divider)] if divider in present else [],
         tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"],
-    )
+        pick_fields=["model_name", "language_label", "question_type"],
+        outline_chosen=True,
+        # Below the panels: beside them the chart would not fit a notebook's output area at 1024 px.
+    ).configure_legend(orient="bottom", direction="horizontal", gradientLength=200, titleLimit=300)
+
+
+def chosen_cell(filters: Filters) -> dict[str, str]:
+    """The fields of the overview's cells that `filters` choose, as the heatmap's `theme.CHOSEN` holds them."""
+    chosen = {
+        "model_name": filters.model,
+        "language_label": language_label(filters.language) if filters.language else None,
+        "question_type": filters.question_type,
+    }
+    return {k: v for k, v in chosen.items() if v is not None}
+
+
+def picked_cell(picked: list[dict], languages: list[str]) -> dict[str, str] | None:
+    """Model, language and question type of a click on the overview (`PointSelection.value`), or None."""
+    if not picked or "model_name" not in picked[0] or "language_label" not in picked[0]:
+        return None
+    labels = {language_label(v): v for v in languages}
+    label = picked[0]["language_label"]
+    return {
+        "model": picked[0]["model_name"],
+        "language": labels.get(label, label),
+        "question_type": picked[0].get("question_type"),
+    }
+
+
+def failing(metric: Metric) -> pl.Expr | None:
+    """Whether an answer fails `metric` (None for a metric no answer fails)."""
+    if metric.fails_when is None:
+        return None
+    return pl.col(metric.column).fill_null(not metric.fails_when) == metric.fails_when
+
+
+def question_ids(answers: pl.DataFrame, metric: Metric, only_failures: bool, model: str | None) -> list[int]:
+    """The questions among `answers`, in their order; with `only_failures`, those where the answer of
+    `model` (of any model when None) fails `metric`."""
+    if only_failures and failing(metric) is not None:
+        model_answers = answers.filter(~pl.col("is_human"))
+        if model is not None:
+            model_answers = model_answers.filter(pl.col("model_name") == model)
+        wanted = set(model_answers.filter(failing(metric))["question_id"])
+        answers = answers.filter(pl.col("question_id").is_in(sorted(wanted)))
+    return answers["question_id"].unique(maintain_order=True).to_list()
 
 
 def question_options(answers: pl.DataFrame) -> list[tuple[str, int]]:
@@ -279,74 +385,162 @@ def _shorten(text: str | None, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _flag(value) -> str:
-    return "unknown" if value is None else ("yes" if value else "no")
-
-
-def _text_block(label: str, text: str | None) -> str:
+def _text_block(label: str, text: str | None, css: str = "calmqa-text") -> str:
     # dir="auto": Arabic, Hebrew and Pashto text runs right to left within its own block.
     return (
-        f'<div class="calmqa-label">{inert(label, "html")}</div>'
-        f'<div class="calmqa-text" dir="auto">{inert(text or "", "html")}</div>'
+        f'<div><div class="calmqa-label">{inert(label, "html")}</div>'
+        f'<div class="{css}" dir="auto">{inert(text or "", "html")}</div></div>'
     )
 
 
-CSS = """<style>
-.calmqa-question { border-top: 2px solid #888; margin-top: 1em; padding-top: 0.5em; }
-.calmqa-answers { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 0.6em; }
-.calmqa-answer { border: 1px solid #ccc; border-radius: 4px; padding: 0.4em; font-size: 0.9em; }
-.calmqa-text { white-space: pre-wrap; max-height: 18em; overflow-y: auto; }
-.calmqa-label { font-weight: bold; margin-top: 0.3em; }
-.calmqa-meta { color: #555; font-size: 0.85em; }
+# Badge kinds: a failure (warm), a note (grey), a rating (blue).
+CSS = f"""<style>
+.{PANEL_CLASS} {{ max-width: 100%; }}
+.calmqa-question {{ border-top: 2px solid #888; margin-top: 1em; padding-top: 0.5em; }}
+.calmqa-question-texts {{ display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 0.8em; }}
+.calmqa-answers {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 0.6em; margin-top: 0.5em; }}
+.calmqa-answer {{ border: 1px solid #ccc; border-radius: 4px; padding: 0.4em; font-size: 0.9em; min-width: 0; }}
+.calmqa-answer.{CHOSEN_CLASS} {{ border: 2px solid #000; background: #fffbe6; }}
+.calmqa-text {{ white-space: pre-wrap; overflow-wrap: anywhere; max-height: 18em; overflow-y: auto; }}
+.calmqa-question-text {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+.calmqa-label {{ font-weight: bold; margin-top: 0.3em; }}
+.calmqa-meta {{ color: #555; font-size: 0.85em; }}
+.calmqa-badge {{ display: inline-block; border-radius: 3px; padding: 0 0.35em; margin: 0.1em 0.2em 0.1em 0;
+  font-size: 0.8em; border: 1px solid; }}
+.calmqa-badge-fail {{ background: #fde0d2; border-color: #b3400a; color: #7a2a05; }}
+.calmqa-badge-note {{ background: #eeeeee; border-color: #888; color: #333; }}
+.calmqa-badge-ok {{ background: #e3f1e3; border-color: #3b7d3b; color: #1f4d1f; }}
+.calmqa-badge-rating {{ background: #e1ecf7; border-color: #2f6aa3; color: #163e66; }}
 </style>"""
 
 
-def answers_html(answers: pl.DataFrame, has_surface: bool, limit: int = 5) -> str:
-    """The first `limit` questions of `answers` with their answers side by side, as escaped HTML."""
-    question_ids = answers["question_id"].unique(maintain_order=True).to_list()
-    if not question_ids:
-        return "<p>No answer matches these filters.</p>"
-    parts = [CSS]
-    if len(question_ids) > limit:
-        parts.append(f"<p>Showing {limit} of {len(question_ids):,} questions: pick one in the question list.</p>")
-    for question_id in question_ids[:limit]:
-        rows = answers.filter(pl.col("question_id") == question_id)
-        q = rows.row(0, named=True)
-        meta = " · ".join(str(q[c]) for c in ("language", "question_type", "category", "collection", "question_name"))
-        parts.append(f'<div class="calmqa-question"><div class="calmqa-meta">{inert(meta, "html")}</div>')
-        parts.append(_text_block("Question", q["question_text"]))
-        if q["question_text_en"] and q["question_text_en"] != q["question_text"]:
-            parts.append(_text_block("In English", q["question_text_en"]))
-        parts.append('<div class="calmqa-answers">')
-        for a in rows.iter_rows(named=True):
-            parts.append(f'<div class="calmqa-answer"><div class="calmqa-label">{inert(a["model_name"], "html")}</div>')
-            details = [f"{a['n_bytes']:,} bytes"]
-            if a["is_empty"]:
-                details.append("empty: the provider returned no text (a provider error)")
-            elif a["provider_error"]:
-                details.append(
-                    f"provider error: the API returned the code {a['provider_error_code']} instead of an answer"
-                )
-            if has_surface and not a["is_human"]:
-                details.append("correct language: " + _flag(a["language_correct"]))
-                details.append("repetition: " + _flag(a["repetition"]))
-                details.append("no surface issue: " + _flag(a["surface_ok"]))
-            if a["rating"] is not None:
-                details.append(
-                    f"human rating {a['rating']}/5, factuality issues: {a['factuality']}, "
-                    f"omissions: {a['omissions']}, language correct: {a['rated_language_correct']}"
-                )
-            parts.append(f'<div class="calmqa-meta">{inert("; ".join(details), "html")}</div>')
-            parts.append(
-                _text_block("Answer", a["text"])
-                if a["text"]
-                else '<div class="calmqa-label">Answer</div><div class="calmqa-text"><em>(empty)</em></div>'
-            )
-            if a["text_en"]:
-                parts.append(_text_block("English translation", a["text_en"]))
-            parts.append("</div>")
-        parts.append("</div></div>")
+def _badge(text: str, kind: str, explanation: str = "") -> str:
+    title = f' title="{inert(explanation, "html")}"' if explanation else ""
+    return f'<span class="calmqa-badge calmqa-badge-{kind}"{title}>{inert(text, "html")}</span>'
+
+
+def verdict_badges(answer: dict, has_surface: bool) -> list[str]:
+    """An answer's verdicts as badges: provider error or empty, wrong language (or not identified, for an
+    unreliable language), repetition, no surface issue, and the human rating with its verdicts."""
+    badges = []
+    if answer["is_empty"]:
+        badges.append(_badge("empty", "fail", "the provider returned no text (a provider error)"))
+    elif answer["provider_error"]:
+        code = answer["provider_error_code"]
+        badges.append(
+            _badge(f"provider error {code}", "fail", f"the API returned the code {code} instead of an answer")
+        )
+    elif has_surface and not answer["is_human"]:
+        if answer["language_correct"] is False:
+            badges.append(_badge("wrong language", "fail"))
+        elif answer["language_correct"] is None:
+            badges.append(_badge("language not identified", "note"))
+        if answer["repetition"]:
+            badges.append(_badge("repetition", "fail"))
+        if answer["surface_ok"]:
+            badges.append(_badge("no surface issue", "ok"))
+    if answer["rating"] is not None:
+        badges.append(_badge(f"rated {answer['rating']}/5", "rating"))
+        badges.append(_badge(f"factuality issues: {answer['factuality']}", "rating"))
+        badges.append(_badge(f"omissions: {answer['omissions']}", "rating"))
+        badges.append(_badge(f"language (annotator): {answer['rated_language_correct']}", "rating"))
+    return badges
+
+
+def _answer_card(answer: dict, has_surface: bool, chosen: bool) -> str:
+    classes = "calmqa-answer" + (f" {CHOSEN_CLASS}" if chosen else "")
+    title = inert(answer["model_name"], "html") + (" · <em>chosen model</em>" if chosen else "")
+    parts = [
+        f'<div class="{classes}"><div class="calmqa-label">{title}</div>',
+        f'<div class="calmqa-meta">{answer["n_bytes"]:,} bytes</div>',
+        f"<div>{''.join(verdict_badges(answer, has_surface))}</div>",
+        _text_block("Answer", answer["text"])
+        if answer["text"]
+        else '<div class="calmqa-label">Answer</div><div class="calmqa-text"><em>(empty)</em></div>',
+    ]
+    if answer["text_en"]:
+        parts.append(_text_block("English translation", answer["text_en"]))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def question_html(rows: pl.DataFrame, has_surface: bool, chosen_model: str | None = None) -> str:
+    """One question (its original text and English translation side by side) and every answer to it side
+    by side: the chosen model's first and marked, then the other models', then the human references."""
+    q = rows.row(0, named=True)
+    meta = " · ".join(
+        str(q[c]) for c in ("language", "question_type", "category", "collection", "question_name") if q[c] is not None
+    )
+    texts = [_text_block(f"Question ({q['language']})", q["question_text"], "calmqa-question-text")]
+    if q["question_text_en"] and q["question_text_en"] != q["question_text"]:
+        texts.append(_text_block("In English", q["question_text_en"], "calmqa-question-text"))
+    chosen = pl.lit(False) if chosen_model is None else pl.col("model_name") == chosen_model
+    ordered = rows.with_columns(_rank=pl.when(chosen).then(0).when(~pl.col("is_human")).then(1).otherwise(2)).sort(
+        "_rank", maintain_order=True
+    )
+    cards = [
+        _answer_card(a, has_surface, chosen_model is not None and a["model_name"] == chosen_model)
+        for a in ordered.iter_rows(named=True)
+    ]
+    return (
+        f'<div class="calmqa-question"><div class="calmqa-meta">{inert(meta, "html")}</div>'
+        f'<div class="calmqa-question-texts">{"".join(texts)}</div>'
+        f'<div class="calmqa-answers">{"".join(cards)}</div></div>'
+    )
+
+
+def answers_html(
+    answers: pl.DataFrame,
+    has_surface: bool,
+    limit: int = 5,
+    chosen_model: str | None = None,
+    questions: list[int] | None = None,
+    page: int = 0,
+) -> str:
+    """Page `page` (of `limit` questions each) of `questions` (by default every question of `answers`,
+    in their order), each with its answers side by side (`question_html`), as escaped HTML."""
+    question_list = answers["question_id"].unique(maintain_order=True).to_list() if questions is None else questions
+    if not question_list:
+        return f'<div class="{PANEL_CLASS}"><p>No answer matches these filters.</p></div>'
+    pages = max((len(question_list) + limit - 1) // limit, 1)
+    page = min(max(page, 0), pages - 1)
+    shown = question_list[page * limit : (page + 1) * limit]
+    parts = [CSS, f'<div class="{PANEL_CLASS}">']
+    parts.append(
+        f'<p class="calmqa-meta">Questions {page * limit + 1:,}–{page * limit + len(shown):,} of '
+        f"{len(question_list):,} (page {page + 1} of {pages}).</p>"
+    )
+    by_question = answers.filter(pl.col("question_id").is_in(shown)).partition_by("question_id", as_dict=True)
+    for question_id in shown:
+        parts.append(question_html(by_question[(question_id,)], has_surface, chosen_model))
+    parts.append("</div>")
     return "\n".join(parts)
+
+
+def cell_sentence(answers: pl.DataFrame, filters: Filters, metric: Metric, n_questions: int, n_failing: int) -> str:
+    """What the comparison shows, in words: the chosen model, language and question type, the chosen
+    model's value of the metric over them, and how many questions have a failing answer."""
+    chosen = [
+        f"<strong>{inert(filters.model, 'html')}</strong>" if filters.model else "every model",
+        inert(filters.language, "html") if filters.language else "every language",
+        inert(QUESTION_TYPE_LABELS.get(filters.question_type, filters.question_type), "html") + " questions"
+        if filters.question_type
+        else "both question types",
+    ]
+    sentence = f"Chosen: {', '.join(chosen)}. {n_questions:,} questions"
+    if metric.fails_when is not None:
+        whose = inert(filters.model, "html") + "'s answer" if filters.model else "an answer"
+        sentence += f", {n_failing:,} of them where {whose} {inert(metric.failure, 'html')}"
+    if filters.model and filters.language and filters.question_type:
+        cells = metric_cells(answers.filter(pl.col("model_name") == filters.model), metric)
+        if cells.height == 1:
+            cell = cells.row(0, named=True)
+            if cell["status"]:
+                sentence += f"; the cell: {inert(cell['status'], 'html')}"
+            elif cell["value"] is not None:
+                unit = "%" if metric.kind == "share" else " bytes"
+                sentence += f"; the cell: {cell['value']:,.0f}{unit} of {cell['n_answers']:,} answers"
+    return f"<p>{sentence}.</p>"
 
 
 def summary(answers: pl.DataFrame, has_surface: bool) -> str:
@@ -390,6 +584,7 @@ class Explorer:
         self.has_surface = store.table_exists(con, SURFACE_TABLE)
         self.output_dir = output_dir
         self.page_size = page_size
+        self.page = 0
         self.orders = dimensions.Orders.of(con)
         self.language_order = self.orders.languages
         self.model_order = self.orders.models
@@ -415,7 +610,7 @@ class Explorer:
             options=[(m.title, m.key) for m in metrics],
             value=metrics[0].key,
             description="Metric",
-            layout=w.Layout(width="32em"),
+            layout=w.Layout(width="100%", max_width="32em"),
         )
         self.search = w.Text(
             value="",
@@ -426,26 +621,56 @@ class Explorer:
         self.question = w.Select(
             options=[(ALL, None)], value=None, rows=8, description="Question", layout=w.Layout(width="95%")
         )
+
+        # Controls keep their width and wrap to the next line where the output area is narrow.
+        def fixed():
+            return w.Layout(width="auto", flex="0 0 auto")
+
+        self.only_failures = w.Checkbox(value=False, description="Only the failures", indent=False, layout=fixed())
+        self.previous_page = w.Button(description="◀ Previous", layout=fixed())
+        self.next_page = w.Button(description="Next ▶", layout=fixed())
+        self.reset_button = w.Button(description="Reset", button_style="warning", layout=fixed())
         self.status = w.HTML()
+        self.cell_view = w.HTML()
         self.answers_view = w.HTML()
         self.save_button = w.Button(
-            description="Save matching answers as CSV", layout=w.Layout(width="auto"), disabled=output_dir is None
+            description="Save matching answers as CSV", layout=fixed(), disabled=output_dir is None
         )
         self.save_button.on_click(lambda _: self.save_selection())
-        self.chart = alt.JupyterChart(self._chart(), embed_options={"actions": False})
-        self.chart.selections.observe(self._on_pick, [theme.PICK])
-        for control in (self.language, self.model, self.question_type, self.category, self.collection, self.search):
+        self.previous_page.on_click(lambda _: self.turn_page(-1))
+        self.next_page.on_click(lambda _: self.turn_page(1))
+        self.reset_button.on_click(lambda _: self.reset())
+        self.overview = alt.JupyterChart(None, embed_options={"actions": False, "renderer": "svg"})
+        self._draw_overview()
+        for control in (self.language, self.model, self.question_type, self.search):
             control.observe(self._on_filter, names="value")
-        self.metric.observe(lambda _: self._refresh_chart(), names="value")
-        self.question.observe(lambda _: self._refresh_answers(), names="value")
+        for control in (self.category, self.collection, self.metric):
+            control.observe(self._on_overview_filter, names="value")
+        self.question.observe(lambda _: self._first_page(), names="value")
+        self.only_failures.observe(lambda _: self._first_page(), names="value")
         self._on_filter()
+        wrap = w.Layout(flex_flow="row wrap", align_items="center")
         filters = w.HBox(
-            [self.language, w.VBox([self.model, self.question_type, self.category, self.collection, self.metric])]
+            [self.language, w.VBox([self.model, self.question_type, self.category, self.collection, self.metric])],
+            layout=wrap,
+        )
+        paging = w.HBox(
+            [self.only_failures, self.previous_page, self.next_page, self.reset_button, self.save_button], layout=wrap
         )
         # Drawn only where the widgets run: it hides the note shown where they cannot (`show`).
         live = w.HTML(f"<style>.{KERNEL_NOTE_CLASS} {{ display: none; }}</style>")
         self.widget = w.VBox(
-            [live, filters, self.status, self.chart, self.search, self.question, self.save_button, self.answers_view]
+            [
+                live,
+                filters,
+                self.status,
+                self.overview,
+                self.cell_view,
+                self.search,
+                self.question,
+                paging,
+                self.answers_view,
+            ]
         )
 
     def show(self):
@@ -454,6 +679,15 @@ class Explorer:
 
         display(HTML(KERNEL_NOTE))
         return self.widget
+
+    @property
+    def chart(self):
+        """The overview chart (its Altair spec) the explorer shows."""
+        return self.overview.chart
+
+    @property
+    def metric_spec(self) -> Metric:
+        return METRIC_BY_KEY[self.metric.value]
 
     @property
     def filters(self) -> Filters:
@@ -472,19 +706,34 @@ class Explorer:
             frame = frame.filter(pl.col("question_id") == self.question.value)
         return frame
 
-    def _chart(self):
-        metric = METRIC_BY_KEY[self.metric.value] if hasattr(self, "metric") else available_metrics(self.has_surface)[0]
-        frame = apply_filters(self.answers, self.filters) if hasattr(self, "collection") else self.answers
+    def _overview_chart(self):
+        metric = self.metric_spec
         if metric.key not in self._domains:
             self._domains[metric.key] = metric_domain(self.answers, metric)
         return explorer_chart(
-            metric_cells(frame, metric),
+            metric_cells(apply_filters(self.answers, overview_filters(self.filters)), metric),
             metric,
             self._domains[metric.key],
             self.model_order,
             self.language_order,
             self.orders.divider(by_label=False),
         )
+
+    def _draw_overview(self) -> None:
+        """Give the overview its chart for the metric, category and collection, and listen to its clicks:
+        every chart given to a JupyterChart gets new selection objects, so the observer goes on the new one."""
+        self.overview.chart = self._overview_chart()
+        self.overview.selections.observe(self._on_pick, [theme.PICK])
+        self._show_chosen()
+
+    def _show_chosen(self) -> None:
+        setattr(self.overview.params, theme.CHOSEN, chosen_cell(self.filters))
+
+    def _on_overview_filter(self, _change=None) -> None:
+        if self._updating:
+            return
+        self._draw_overview()
+        self._on_filter()
 
     def _on_filter(self, _change=None) -> None:
         if self._updating:
@@ -495,8 +744,12 @@ class Explorer:
         options = question_options(found)
         shown = options[:QUESTIONS_LISTED]
         more = f", the first {len(shown)} listed: search to narrow" if len(options) > len(shown) else ""
-        self.question.options = [(f"{ALL} ({len(options):,} questions{more})", None), *shown]
-        self.question.value = chosen if chosen in {q for _, q in shown} else None
+        self._updating = True
+        try:
+            self.question.options = [(f"{ALL} ({len(options):,} questions{more})", None), *shown]
+            self.question.value = chosen if chosen in {q for _, q in shown} else None
+        finally:
+            self._updating = False
         note = (
             ""
             if self.has_surface
@@ -508,35 +761,82 @@ class Explorer:
         searched = f" ({len(options):,} with every word of the search)" if self.search.value.strip() else ""
         self.status.value = (
             f"<p>{matching.height:,} answers to {matching['question_id'].n_unique():,} questions "
-            f"match{searched}.{note}</p>"
+            f"match{searched}. Click a cell of the heatmap to compare its answers.{note}</p>"
         )
-        self._refresh_chart()
+        self._show_chosen()
+        self._first_page()
+
+    @property
+    def shown_frame(self) -> pl.DataFrame:
+        """The answers the comparison pages through: every model's answers (the chosen model's are marked,
+        not the only ones) to the questions of the other filters, the chosen question or the search."""
+        frame = apply_filters(self.answers, replace(self.filters, model=None))
+        if self.question.value is not None:
+            return frame.filter(pl.col("question_id") == self.question.value)
+        return question_matches(frame, self.search.value)
+
+    def _question_list(self, frame: pl.DataFrame) -> list[int]:
+        return question_ids(frame, self.metric_spec, self.only_failures.value, self.filters.model)
+
+    def _first_page(self) -> None:
+        if self._updating:
+            return
+        self.page = 0
         self._refresh_answers()
 
-    def _refresh_chart(self) -> None:
-        self.chart.chart = self._chart()
+    def turn_page(self, step: int) -> None:
+        """Show the next (`step` 1) or previous (-1) page of questions."""
+        pages = max((len(self._question_list(self.shown_frame)) + self.page_size - 1) // self.page_size, 1)
+        self.page = min(max(self.page + step, 0), pages - 1)
+        self._refresh_answers()
 
     def _refresh_answers(self) -> None:
-        frame = self.filtered if self.question.value is not None else question_matches(self.filtered, self.search.value)
-        self.answers_view.value = answers_html(frame, self.has_surface, self.page_size)
+        frame = self.shown_frame
+        metric = self.metric_spec
+        questions = self._question_list(frame)
+        every = question_ids(frame, metric, False, None)
+        n_failing = len(question_ids(frame, metric, True, self.filters.model)) if metric.fails_when is not None else 0
+        self.only_failures.description = (
+            f"Only where the answer {metric.failure}" if metric.fails_when is not None else "Only the failures"
+        )
+        self.only_failures.disabled = metric.fails_when is None
+        self.cell_view.value = cell_sentence(frame, self.filters, metric, len(every), n_failing)
+        pages = max((len(questions) + self.page_size - 1) // self.page_size, 1)
+        self.previous_page.disabled = self.page <= 0
+        self.next_page.disabled = self.page >= pages - 1
+        self.answers_view.value = answers_html(
+            frame, self.has_surface, self.page_size, self.filters.model, questions, self.page
+        )
 
-    def select_cell(self, model_name: str, language: str) -> None:
-        """Set the model and language filters to one heatmap cell (what a click on it does)."""
+    def select_cell(self, model_name: str, language: str, question_type: str | None = None) -> None:
+        """Set the model, language and question-type filters to one heatmap cell (what a click on it does)."""
         self._updating = True
         try:
             self.model.value = model_name
             self.language.value = language
+            if question_type is not None:
+                self.question_type.value = question_type
         finally:
             self._updating = False
         self._on_filter()
 
+    def reset(self) -> None:
+        """Back to the whole overview: every filter, the search, the question and the page cleared."""
+        self._updating = True
+        try:
+            for control in (self.language, self.model, self.question_type, self.category, self.collection):
+                control.value = ALL
+            self.search.value = ""
+            self.only_failures.value = False
+        finally:
+            self._updating = False
+        self._draw_overview()
+        self._on_filter()
+
     def _on_pick(self, change) -> None:
-        picked = getattr(change["new"], "value", None) or []
-        if picked and "model_name" in picked[0] and "language_label" in picked[0]:
-            labels = {language_label(v): v for v in self.language_order}
-            self.select_cell(
-                picked[0]["model_name"], labels.get(picked[0]["language_label"], picked[0]["language_label"])
-            )
+        cell = picked_cell(getattr(change["new"], "value", None) or [], self.language_order)
+        if cell is not None:
+            self.select_cell(cell["model"], cell["language"], cell["question_type"])
 
     def save_selection(self) -> Path:
         """Write the matching answers as explorer_selection.csv in the output folder."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses import answer_verdicts, human_evaluation, nativqa, scores, surface, topics
+from ..analyses import answer_verdicts, human_evaluation, nativqa, paper_items, scores, surface, topics
 from ..analyses.dimensions import Orders
 from ..core import vocabulary
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
@@ -27,6 +27,8 @@ from .theme import (
     BOX_LABEL,
     BOX_LABEL_PRINT_SCALE,
     CHARACTER_WIDTH,
+    CLAIM_STATUS_COLOURS,
+    COEFFICIENT_DOMAIN,
     CONFIG,
     PERCENT_DOMAIN,
     PRINT_PADDING,
@@ -34,6 +36,7 @@ from .theme import (
     PRINT_WIDTHS,
     SCHEMES,
     altair,
+    ordinal_scale,
     print_layout,
 )
 
@@ -42,6 +45,12 @@ if TYPE_CHECKING:
 
 # The axis title of languages split by the line between the resource levels.
 LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource languages"
+# The room a chart has in a report read in a window 1024 px wide, and what a chart of panels keeps of it
+# for a legend beside them and between two panels, in pixels: panels wrap into as many columns as fit.
+SCREEN_ROOM = 900
+LEGEND_ROOM = 150
+PANEL_GAP = 24
+VERDICT_PANEL_WIDTH, VERDICT_PANEL_HEIGHT = 140, 70
 
 
 # ---------------------------------------------------------------- model x language heatmaps
@@ -113,7 +122,13 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
     if identification == "all":
         title += ", every language (beyond the paper; ‡ identified by the new engine)"
     return model_language_heatmap(
-        cells, metric, orders, title=title, value_title=surface.METRICS[metric], better=surface.BETTER[metric]
+        cells,
+        metric,
+        orders,
+        title=title,
+        value_title=surface.METRICS[metric],
+        better=surface.BETTER[metric],
+        column_order=list(paper_items.question_type_order(paper_items.SURFACE_FIGURES.get(metric))),
     )
 
 
@@ -142,6 +157,8 @@ def score_heatmap(
     """Notebooks 04 and 06: one score (x 100) by model and language, per question type (or per group, in
     `column_order`), with the caveats a reader needs in `subtitle`."""
     tooltip = ["model", "language", column, "n_answers", "n_valid", value, "ci_low", "ci_high", "status"]
+    if column == "question_type" and column_order is None:
+        column_order = list(paper_items.question_type_order(paper_items.SCORE_FIGURES.get(value)))
     return model_language_heatmap(
         cells,
         value,
@@ -162,8 +179,7 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
         cells,
         "pct_english",
         orders.without("English"),
-        x="language",
-        status=None,
+        x="language_label",
         better="lower",
         value_title="% in English",
         title="Answers in English to questions in another language, by model and language (paper Figure 16)",
@@ -177,6 +193,7 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
             "pct_english",
             "ci_low",
             "ci_high",
+            "status",
         ],
     )
 
@@ -304,6 +321,7 @@ def similarity_heatmap(
         x_order=order,
         y_order=order,
         value_format=".2f",
+        domain=COEFFICIENT_DOMAIN,
         x_dividers=_present(divider),
         y_dividers=_present(divider),
         tooltip=["group_a", "group_b", "bc", "hellinger"],
@@ -327,22 +345,43 @@ def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list
 
 
 def _panels_by_resource_level(
-    panel: Callable[[bool], alt.Chart], field: str, present: list[str], orders: Orders, independent_x: bool = False
-) -> alt.HConcatChart:
-    """The chart `panel(with_row_labels)` faceted by `field` (languages): one titled group of panels per
-    resource level, side by side, the row labels on the first group only."""
+    panel: Callable[[], alt.Chart],
+    field: str,
+    present: list[str],
+    orders: Orders,
+    panel_width: int,
+    row_label_chars: int,
+    independent_x: bool = False,
+) -> alt.VConcatChart:
+    """The chart `panel()` faceted by `field` (languages): one titled group of panels per resource
+    level, the groups stacked, each wrapped into as many columns as a report's width holds."""
     alt = altair()
+    groups = _resource_groups(present, orders)
+    columns = _panel_columns(panel_width, row_label_chars)
     parts = []
-    for index, (name, members) in enumerate(_resource_groups(present, orders)):
+    for name, members in groups:
         part = (
-            panel(index == 0)
+            panel()
             .transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
-            .facet(column=alt.Column(f"{field}:N", title=None, sort=members))
+            .facet(facet=alt.Facet(f"{field}:N", title=None, sort=members), columns=min(columns, len(members)))
         )
         if independent_x:
             part = part.resolve_scale(x="independent")
-        parts.append(part.properties(title=alt.TitleParams(name, anchor="middle") if name else ""))
-    return alt.hconcat(*parts, spacing=16).resolve_scale(color="shared")
+        parts.append(part.properties(title=alt.TitleParams(name, anchor="start", fontSize=12) if name else ""))
+    return alt.vconcat(*parts, spacing=14).resolve_scale(color="shared")
+
+
+def _panel_columns(panel_width: int, row_label_chars: int) -> int:
+    """How many panels of `panel_width` fit side by side in `SCREEN_ROOM` beside their row labels and a
+    legend."""
+    row_labels = row_label_chars * CHARACTER_WIDTH * CONFIG["axis"]["labelFontSize"] + 12
+    return max(1, int((SCREEN_ROOM - row_labels - LEGEND_ROOM) // (panel_width + PANEL_GAP)))
+
+
+def _widest_row(present: list[str], orders: Orders, panel_width: int, row_label_chars: int) -> int:
+    """The most panels any row of `_panels_by_resource_level` holds."""
+    columns = _panel_columns(panel_width, row_label_chars)
+    return max((min(columns, len(members)) for _, members in _resource_groups(present, orders)), default=1)
 
 
 def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: int, size: str = "page") -> float:
@@ -356,17 +395,19 @@ def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: 
 
 # ---------------------------------------------------------------- 05 human evaluation
 
-RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 220, 90
+RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 200, 90
 
 
 def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: Orders, *, title: str) -> alt.Chart:
     """Stacked horizontal bars: the share of each rating for each model, one panel per level of `column`
-    (question types in the paper's order; languages grouped by resource level)."""
+    (question types in the paper's order). By language (Figure 26), the panels are split by question
+    type as the paper draws them: for each question type, its languages grouped by resource level."""
     alt = altair()
     table = distribution.with_columns(rating_label=pl.col("rating").cast(pl.String))
     models = [m for m in orders.models if m in set(table["model"])]
+    width = RATING_PANEL_WIDTH if column != "language" else VERDICT_PANEL_WIDTH
 
-    def panel(with_row_labels: bool = True) -> alt.Chart:
+    def panel() -> alt.Chart:
         return (
             alt.Chart(table)
             .mark_bar()
@@ -377,11 +418,11 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
                     title="share of ratings",
                     axis=alt.Axis(format="%", values=[0, 0.5, 1]),
                 ),
-                y=alt.Y("model:N", sort=models, title=None, axis=alt.Axis() if with_row_labels else None),
+                y=alt.Y("model:N", sort=models, title=None),
                 color=alt.Color(
                     "rating_label:O",
                     title="rating (5 is best)",
-                    scale=alt.Scale(scheme=SCHEMES["higher"], domain=[str(r) for r in vocabulary.RATING_LEVELS]),
+                    scale=ordinal_scale([str(r) for r in vocabulary.RATING_LEVELS], best_first=False),
                 ),
                 order=alt.Order("rating:Q"),
                 tooltip=[
@@ -393,18 +434,33 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
                     alt.Tooltip("mean_rating", title="mean rating", format=".2f"),
                 ],
             )
-            .properties(width=RATING_PANEL_WIDTH, height=RATING_PANEL_HEIGHT)
+            .properties(width=width, height=RATING_PANEL_HEIGHT)
         )
 
-    present = table[column].unique().to_list()
     longest_model = max((len(m) for m in models), default=1)
     if column == "language":
-        chart = _panels_by_resource_level(panel, column, present, orders).properties(title=title)
-        return print_layout(chart, "page", _print_scale_for_panels(len(present), RATING_PANEL_WIDTH, longest_model))
-    # Side by side on screen, stacked in a column in print (`theme.PRINT_CONFIG`'s facet.columns).
-    levels = list(human_evaluation.LEVELS[column]) if column in human_evaluation.LEVELS else sorted(present)
+        present = table[column].unique().to_list()
+        types = [t for t in orders.question_types if t in set(table["question_type"])]
+        blocks = [
+            _panels_by_resource_level(
+                lambda t=question_type: panel().transform_filter(alt.datum.question_type == t),  # noqa: B023 - bound per block
+                column,
+                present,
+                orders,
+                width,
+                longest_model,
+            ).properties(
+                title=alt.TitleParams(f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions", fontSize=13)
+            )
+            for question_type in types
+        ]
+        chart = alt.vconcat(*blocks, spacing=20).resolve_scale(color="shared").properties(title=title)
+        per_row = _widest_row(present, orders, width, longest_model)
+        return print_layout(chart, "page", _print_scale_for_panels(per_row, width, longest_model))
+    # Stacked, on screen as in print (`theme.CONFIG`'s facet.columns).
+    levels = list(human_evaluation.LEVELS[column]) if column in human_evaluation.LEVELS else sorted(set(table[column]))
     chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=levels)).properties(title=title)
-    return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
+    return print_layout(chart, "column", _print_scale_for_panels(1, width, longest_model, "column"))
 
 
 # ---------------------------------------------------------------- 07 NativQA
@@ -480,7 +536,7 @@ def claims_status_chart(long: pl.DataFrame) -> alt.Chart:
                 "status:N",
                 sort=statuses,
                 title="status",
-                scale=alt.Scale(domain=statuses, scheme=SCHEMES["higher"], reverse=True),
+                scale=alt.Scale(domain=statuses, range=[CLAIM_STATUS_COLOURS.get(s, "#777777") for s in statuses]),
             ),
             order=alt.Order("position:Q"),
             tooltip=[alt.Tooltip("paper_name", title="paper"), "status", "claims"],
@@ -492,28 +548,26 @@ def claims_status_chart(long: pl.DataFrame) -> alt.Chart:
 
 # ---------------------------------------------------------------- 09 answer verdicts
 
-VERDICT_PANEL_WIDTH, VERDICT_PANEL_HEIGHT = 150, 70
-
 
 def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders: Orders) -> alt.Chart:
     """Stacked bars: for each language (grouped by resource level, then all together) and model, how many
-    answers got each level (the first level is the good one)."""
+    answers got each level (the first level is the good one, drawn cool; the worst warm)."""
     alt = altair()
     levels = list(human_evaluation.LEVELS[verdict])
     figure = answer_verdicts.FIGURES[(verdict, question_type)]
     models = [m for m in orders.models if m in set(counts["model"])]
 
-    def panel(with_row_labels: bool) -> alt.Chart:
+    def panel() -> alt.Chart:
         return (
             alt.Chart(counts)
             .mark_bar()
             .encode(
                 x=alt.X("n_answers:Q", title="answers", stack="zero", axis=alt.Axis(tickCount=3)),
-                y=alt.Y("model:N", title=None, sort=models, axis=alt.Axis() if with_row_labels else None),
+                y=alt.Y("model:N", title=None, sort=models),
                 color=alt.Color(
                     "level:O",
                     title=f"{verdict.replace('_', ' ')} ({levels[0]} is best)",
-                    scale=alt.Scale(domain=levels, scheme=SCHEMES["higher"], reverse=True),
+                    scale=ordinal_scale(levels, best_first=True),
                 ),
                 order=alt.Order("level_position:Q"),
                 tooltip=["language", "model", "level", "n_answers"],
@@ -522,30 +576,34 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
         )
 
     present = counts["language"].unique(maintain_order=True).to_list()
-    chart = _panels_by_resource_level(panel, "language", present, orders, independent_x=True).properties(
+    longest_model = max((len(m) for m in models), default=1)
+    chart = _panels_by_resource_level(
+        panel, "language", present, orders, VERDICT_PANEL_WIDTH, longest_model, independent_x=True
+    ).properties(
         title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
         f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions (paper Figure {figure})"
     )
-    longest_model = max((len(m) for m in models), default=1)
-    return print_layout(chart, "page", _print_scale_for_panels(len(present), VERDICT_PANEL_WIDTH, longest_model))
+    per_row = _widest_row(present, orders, VERDICT_PANEL_WIDTH, longest_model)
+    return print_layout(chart, "page", _print_scale_for_panels(per_row, VERDICT_PANEL_WIDTH, longest_model))
 
 
 # ---------------------------------------------------------------- 10 language identification
 
 
 def engine_accuracy_heatmap(cells: pl.DataFrame, languages: list[str], engines: list[str]) -> alt.Chart:
-    """Notebook 10: the % of held-out release texts each engine identified, by language."""
+    """Notebook 10: the % of held-out release texts each engine identified, by language: engines as rows,
+    languages as columns, as the model x language heatmaps (a page wide and a few rows tall in print)."""
     return heatmap(
         cells,
-        x="engine",
-        y="language_label",
+        x="language_label",
+        y="engine",
         value="pct",
         title="% of held-out release texts identified, by engine",
         value_title="% identified",
         better="higher",
         domain=PERCENT_DOMAIN,
         value_format=".0f",
-        x_order=engines,
-        y_order=languages,
+        x_order=languages,
+        y_order=engines,
         tooltip=["language", "engine", "n_texts", "pct"],
     )

@@ -11,16 +11,18 @@ figure's SVG depends on its spec alone, not on what the kernel drew before it.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ..core.text import inert
 from ..core.timings import timed
 from ..io.records import write_csv_for_people
 from . import print_pdf
-from .theme import altair
+from .theme import FIGURE_META, altair
 
 if TYPE_CHECKING:
     import altair as alt
@@ -33,9 +35,37 @@ _RENDER_ID = re.compile(r'(id="|url\(#)(p_)?(gradient_|clip)(\d+)(?=[")])')
 _FIRST_ID = {"gradient_": 0, "clip": 1}
 
 
+# A link to a file under the figures folder, written while the notebook runs (when the report's place is
+# not known yet): the report (`reporting.html`) turns it into a link relative to itself.
+FIGURES_LINK = "data-calmqa-figures"
+# Set by the report run (`reporting.run`) to the notebook's name: its figures and tables then show links
+# to their files, which a reader of the report finds beside it.
+NOTEBOOK_ENV = "CALMQA_NOTEBOOK"
+FILE_LABELS = {"csv": "CSV", "svg": "SVG", "pdf": "PDF (print)", "png": "PNG", "tex": "LaTeX"}
+
+
+def figures_link(path: str, text: str, css: str = "") -> str:
+    """A link to `path` (under the figures folder: `NOTEBOOK/NAME.csv`) showing `text`, for a report."""
+    classes = f' class="{inert(css, "html")}"' if css else ""
+    return f'<a{classes} {FIGURES_LINK}="{inert(path, "html")}">{inert(text, "html")}</a>'
+
+
+def files_line(name: str, extensions: tuple[str, ...]) -> str:
+    """Links to the files of the figure or table `name` of the notebook a report is built from; empty
+    outside a report run."""
+    notebook = os.environ.get(NOTEBOOK_ENV)
+    if not notebook:
+        return ""
+    links = " · ".join(figures_link(f"{notebook}/{name}.{e}", FILE_LABELS[e]) for e in extensions)
+    return f'<p class="calmqa-files">Files of <code>{inert(name, "html")}</code>: {links}</p>'
+
+
 def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | str, name: str) -> alt.TopLevelMixin:
     """Write `name`.png, `name`.svg, the print version `name`.pdf and the numbers behind the figure as
-    `name`.csv; return the chart to display."""
+    `name`.csv; return the chart to display, which knows its name (`theme.FIGURE_META`): a report shows
+    links to its files beside it."""
+    existing = getattr(chart, "usermeta", None)
+    chart.usermeta = {**(existing if isinstance(existing, dict) else {}), FIGURE_META: name}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     save_table(table, out_dir, name)

@@ -20,6 +20,8 @@ import polars as pl
 from .theme import (
     CELL_LABEL,
     CHARACTER_WIDTH,
+    CHOSEN,
+    CHOSEN_COLOUR,
     DARK_END,
     DIMMED_OPACITY,
     DIVIDER_COLOUR,
@@ -72,21 +74,26 @@ def heatmap(
     x_title: str | None = None,
     cell: tuple[int, int] = (CELL, CELL),
     print_size: str = "page",
+    pick_fields: Sequence[str] | None = None,
+    outline_chosen: bool = False,
 ) -> alt.Chart:
     """A heatmap of `value` by `x` and `y` with the value printed in each cell.
 
     The colour scale is `theme.SCHEMES[better]` ("higher", "lower" or None: which end of the value is
     good, which the legend's title says) over `domain` (fixed, e.g. `theme.PERCENT_DOMAIN`) or the
     data's range. Cells whose value is null are drawn grey and left without a number. `column` facets
-    the heatmap in `column_order` (side by side on screen, stacked in print). A line is drawn before each
+    the heatmap in `column_order` (stacked, on screen as in print). A line is drawn before each
     column of `x_dividers` and above each row of `y_dividers` (e.g. the first low-resource language);
     `x_title` may say what the line divides. Cells with
     a `status` (a column whose values are keys of `STATUS_STYLES`) are drawn in that status's colour
     with its short label and a legend, outside the value's colour scale. The tooltip shows `tooltip`
     (by default the row, the column, the value and whichever of `TOOLTIP_EXTRAS` the table has), with
     the value and its confidence bounds in `value_format`. With `linked`, a click picks the cell's row
-    and column values for the report's highlighting. `cell` is a cell's screen size (width, height);
-    in print the heatmap fits `print_size` ("page" or "column").
+    and column values for the report's highlighting (`pick_fields`, when given, are the fields a click
+    picks instead: the explorer adds the facet's). With `outline_chosen`, the cells that match the
+    variable `theme.CHOSEN` (an object of field values, set from outside: the explorer's chosen cell)
+    are outlined. `cell` is a cell's screen size (width, height); in print the heatmap fits
+    `print_size` ("page" or "column").
     """
     alt = altair()
     value_title = value_title or value
@@ -159,21 +166,40 @@ def heatmap(
             f" || indexof({HIGHLIGHT}, toString(datum[{json.dumps(y)}])) >= 0"
         )
         opacity = alt.condition(highlighted, alt.value(1.0), alt.value(DIMMED_OPACITY))
-        pick = alt.selection_point(name=PICK, fields=[x, y], on="click", clear="dblclick", toggle=False)
+        pick = alt.selection_point(
+            name=PICK, fields=list(pick_fields or [x, y]), on="click", clear="dblclick", toggle=False
+        )
         layers = [
             layers[0].encode(opacity=opacity).add_params(pick),
             *(layer.encode(opacity=opacity) for layer in layers[1:]),
         ]
     for field, dividers, channel, order in ((x, x_dividers, "x", x_order), (y, y_dividers, "y", y_order)):
         layers += [_divider(base, field, divider, channel, order) for divider in dividers]
+    if outline_chosen:
+        layers.append(_outline(base, [x, y, *([column] if column else [])], x_enc, y_enc))
     chart = alt.layer(*layers).properties(width=alt.Step(cell[0]), height=alt.Step(cell[1]))
     if column is not None:
         chart = chart.facet(facet=alt.Facet(f"{column}:N", title=None, sort=column_order))
     if linked:
         chart = chart.add_params(alt.param(name=HIGHLIGHT, value=[]))
+    if outline_chosen:
+        chart = chart.add_params(alt.param(name=CHOSEN, value={}))
     chart = chart.properties(title=alt.TitleParams(title, subtitle=subtitle) if subtitle else title)
     widest_label = max([_label_chars(table[value], value_format), *([3] if status is not None else [])])
     return print_layout(chart, print_size, _print_scale(table, x, y, column, cell[0], print_size, widest_label))
+
+
+def _outline(base: alt.Chart, fields: list[str], x_enc, y_enc) -> alt.Chart:
+    """The cells whose `fields` equal those the variable `CHOSEN` holds (an unset field matches any
+    value), outlined; none while it holds none."""
+    chosen = [f"{CHOSEN}[{json.dumps(f)}]" for f in fields]
+    any_set = " || ".join(f"isValid({c})" for c in chosen)
+    matches = " && ".join(f"(!isValid({c}) || datum[{json.dumps(f)}] === {c})" for f, c in zip(fields, chosen))
+    return (
+        base.transform_filter(f"({any_set}) && {matches}")
+        .mark_rect(fill=None, stroke=CHOSEN_COLOUR, strokeWidth=2.5)
+        .encode(x=x_enc, y=y_enc)
+    )
 
 
 def _divider(base: alt.Chart, field: str, before: str, channel: str, order: list[str] | None) -> alt.Chart:

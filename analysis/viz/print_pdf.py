@@ -5,7 +5,7 @@
 chart). It takes the spec the report shows and changes only what depends on the medium: the config
 becomes `theme.PRINT_CONFIG` (print font sizes, legends below, a faceted heatmap's panels stacked), every
 view is drawn `scale` times its screen size as the chart's builder recorded (`theme.print_layout`), and
-titles are wrapped to the print width. vl-convert draws it: Vega lays it out, resvg shapes the text with
+the chart's title is left out: in a paper the caption says what the figure shows. vl-convert draws it: Vega lays it out, resvg shapes the text with
 rustybuzz (a port of HarfBuzz), so Arabic and Pashto letters join and right-to-left text runs right to
 left, and svg2pdf writes the glyphs as text in embedded TrueType subsets. A Vega pixel is a PDF point, so
 the PDF's page is the figure's print size.
@@ -20,12 +20,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import files
-from .theme import CHARACTER_WIDTH, PRINT_CONFIG, PRINT_META, PRINT_PADDING, PRINT_WIDTHS
+from .theme import PRINT_CONFIG, PRINT_META
 
 if TYPE_CHECKING:
     import altair as alt
@@ -40,8 +39,8 @@ def print_spec(chart: alt.TopLevelMixin) -> dict:
     layout = (spec.get("usermeta") or {}).get(PRINT_META, {"size": "page", "scale": 1.0})
     spec["config"] = copy.deepcopy(PRINT_CONFIG)
     _scale_views(spec, layout["scale"])
-    if "title" in spec:
-        spec["title"] = _wrapped_title(spec["title"], PRINT_WIDTHS[layout["size"]] - 2 * PRINT_PADDING)
+    # The paper's caption says what the figure is: the chart's own title (and subtitle) stay on screen.
+    spec.pop("title", None)
     return spec
 
 
@@ -72,19 +71,6 @@ def _scale_views(node, scale: float) -> None:
                 value["step"] = round(value["step"] * scale, 2)
         elif key not in _NOT_VIEWS:
             _scale_views(value, scale)
-
-
-def _wrapped_title(title, width: float):
-    """The title (text and subtitle) broken into lines that fit `width` points at the print font sizes."""
-    params = dict(title) if isinstance(title, dict) else {"text": title}
-    sizes = {"text": PRINT_CONFIG["title"]["fontSize"], "subtitle": PRINT_CONFIG["title"]["subtitleFontSize"]}
-    for key, size in sizes.items():
-        if key in params:
-            chars = max(int(width / (CHARACTER_WIDTH * size)), 20)
-            text = params[key]
-            lines = [text] if isinstance(text, str) else list(text)
-            params[key] = [wrapped for line in lines for wrapped in (textwrap.wrap(line, chars) or [""])]
-    return params
 
 
 _OBJECT = re.compile(rb"(\d+) 0 obj\n")

@@ -27,6 +27,8 @@ from ..core.text import inert
 from ..core.vocabulary import QUESTION_TYPE_LABELS
 
 MISSING = "–"
+# Rows beyond which a table's LaTeX is a `longtable`, which breaks across pages.
+LONG_TABLE_ROWS = 40
 # The reports' font (the figures' too: theme.py), before the browser's own.
 FONT = ["Noto Sans", "DejaVu Sans", "sans-serif"]
 
@@ -61,6 +63,8 @@ class Spec:
     values: dict[str, dict[str, str]] = field(default_factory=dict)
     p_values: tuple[str, ...] = ("p", "p_value")
     markdown: tuple[str, ...] = ()
+    # A column shown as a link to the address in another column (which is not shown): {column: url column}.
+    links: dict[str, str] = field(default_factory=dict)
     scientific: tuple[str, ...] = ()
     missing: str = MISSING
     empty: str = "none"
@@ -322,6 +326,16 @@ SPECS: dict[str, Spec] = {
         values={"question_type": QUESTION_TYPE_LABELS},
     ),
     "beside_paper": _BESIDE_PAPER,
+    "appendix_c1_fully_identified_languages": Spec(
+        "Appendix C.1: the languages whose every culturally specific question is identified as its own language",
+        labels={
+            "n_languages": "Languages",
+            "languages": "Which",
+            "lowest_other_pct": "Lowest of the others (%)",
+            "lowest_other_language": "Its language",
+        },
+        decimals={"lowest_other_pct": 1},
+    ),
     "table13_identification_accuracy": Spec(
         "Table 13: culturally specific questions identified as their own language (%), with 95% Wilson intervals",
         labels={
@@ -393,8 +407,8 @@ SPECS: dict[str, Spec] = {
         "Table 2: scores x 100 per model and question type, the answers of all languages pooled", **_SCORES_BY_MODEL
     ),
     "scores_by_model": Spec(
-        "Scores x 100 per model and question type, the answers of all languages pooled (blank: the score "
-        "needs imported metrics)",
+        "The scores the database has, x 100 per model and question type, the answers of all languages pooled "
+        "(the others need imported metrics)",
         **_SCORES_BY_MODEL,
     ),
     # 05 human evaluation
@@ -616,10 +630,11 @@ SPECS: dict[str, Spec] = {
             },
         },
     ),
-    "status_by_item": Spec(
-        "Claims by status, per paper item",
-        labels=_CLAIM_STATUS,
-        rows_by="paper",
+    "items_not_in_release": Spec(
+        "The papers' figures and tables that the release cannot reach, and why",
+        labels={"paper": "Paper", "item": "Item", "reason": "Why the release cannot reach it"},
+        links={"item": "url"},
+        markdown=("reason",),
         values={"paper": {"calmqa": "CaLMQA", "nativqa": "NativQA"}},
     ),
     "claims": Spec(
@@ -640,7 +655,7 @@ SPECS: dict[str, Spec] = {
     ),
     # 10 language identification
     "goals": Spec(
-        "The goals of issue 19, measured",
+        "The goals set for the new engine, measured",
         labels={"goal": "Goal", "of": "Over", "measured": "Measured", "threshold": "Goal", "met": "Met"},
         decimals={"measured": 1},
     ),
@@ -765,10 +780,63 @@ def _markdown_inline(text: str) -> str:
     return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", text)
 
 
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """`text` as LaTeX source that prints it as it is."""
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def _markdown_latex(text: str) -> str:
+    """`_markdown_inline` for LaTeX: `code` in typewriter, **bold**, *italics*, the rest escaped."""
+    if text is None:
+        return ""
+    text = latex_escape(text)
+    text = re.sub(r"`([^`]+)`", r"\\texttt{\1}", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\\textbf{\1}", text)
+    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\\emph{\1}", text)
+
+
+# Between a link's address and its text in a linked column (`Spec.links`), until it is drawn.
+_LINK = "\x00"
+
+
+def _link_html(value) -> str:
+    if value is None:
+        return ""
+    url, text = value.split(_LINK, 1)
+    return f'<a href="{inert(url, "html")}">{inert(text, "html")}</a>'
+
+
+def _link_latex(value) -> str:
+    if value is None:
+        return ""
+    url, text = value.split(_LINK, 1)
+    return f"\\href{{{latex_escape(url)}}}{{{latex_escape(text)}}}"
+
+
 def _p_value(value) -> str:
     if value is None:
         return ""
     return inert("< 0.001" if value < 0.001 else f"{value:.3f}", "html")
+
+
+def _p_value_latex(value) -> str:
+    if value is None:
+        return ""
+    return "$<$ 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _display_values(frame: pl.DataFrame, spec: Spec) -> pl.DataFrame:
@@ -819,8 +887,9 @@ class Table:
         return self.html
 
 
-def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = None) -> Table:
-    """`frame` as a table for people, following the spec of `name` (the CSV it is saved as)."""
+def _table(frame: pl.DataFrame, name: str | None, caption: str | None, medium: str):
+    """The great_tables table of `frame` following the spec of `name`, for the `medium` ("html" or
+    "latex"), and its title; None for a frame without rows."""
     from great_tables import GT
 
     spec = spec_for(name)
@@ -828,10 +897,13 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     fill = {k: ("" if v is None else str(v)) for k, v in first.items()}
     title = (caption if caption is not None else spec.caption).format_map(_Defaulting(fill))
     if frame.height == 0:
-        words = inert(title or "This table", "html")
-        return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {inert(spec.empty, "html")}.</p>', 0)
+        return None, title, spec
     without_values = [c for c in spec.hide_when_empty if c in frame.columns and frame[c].null_count() == frame.height]
-    data = _display_values(frame, spec).drop([c for c in (*spec.hide, *without_values) if c in frame.columns])
+    data = _display_values(frame, spec)
+    linked = {c: u for c, u in spec.links.items() if c in data.columns and u in data.columns}
+    data = data.with_columns(pl.concat_str(pl.col(u), pl.lit(_LINK), pl.col(c)).alias(c) for c, u in linked.items())
+    hidden = (*spec.hide, *without_values, *linked.values())
+    data = data.drop([c for c in hidden if c in data.columns])
     spanners, base = dict(spec.spanners), {}
     if spec.wide is not None:
         data, spanners, base = _spread(data, spec.wide)
@@ -845,12 +917,13 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
         present = [c for c in columns if c in data.columns]
         if present:
             table = table.tab_spanner(label=group_label, columns=present)
+    markdown, p_value = (_markdown_inline, _p_value) if medium == "html" else (_markdown_latex, _p_value_latex)
     for column, dtype in data.schema.items():
         source = base.get(column, column)
         if column == spec.rows_by:
             continue
         if source in spec.p_values and dtype.is_float():
-            table = table.fmt(_p_value, columns=column)
+            table = table.fmt(p_value, columns=column)
         elif source in spec.scientific and dtype.is_float():
             table = table.fmt_scientific(columns=column, decimals=1)
         elif dtype.is_float():
@@ -858,10 +931,14 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
         elif dtype.is_integer():
             table = table.fmt_integer(columns=column)
         elif source in spec.markdown:
-            table = table.fmt(_markdown_inline, columns=column)
+            table = table.fmt(markdown, columns=column)
+        elif source in linked:
+            table = table.fmt(_link_html if medium == "html" else _link_latex, columns=column)
+    table = table.sub_missing(missing_text=spec.missing if medium == "html" else spec.missing.replace(MISSING, "--"))
+    if medium == "latex":
+        return table.tab_options(table_font_size="9pt"), title, spec
     table = (
-        table.sub_missing(missing_text=spec.missing)
-        .opt_table_font(font=FONT, add=False)
+        table.opt_table_font(font=FONT, add=False)
         .opt_align_table_header(align="left")
         .tab_options(
             table_margin_left="0",
@@ -874,7 +951,26 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     )
     if frame.height > 12:
         table = table.opt_row_striping()
+    return table, title, spec
+
+
+def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = None) -> Table:
+    """`frame` as a table for people, following the spec of `name` (the CSV it is saved as)."""
+    table, title, spec = _table(frame, name, caption, "html")
+    if table is None:
+        words = inert(title or "This table", "html")
+        return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {inert(spec.empty, "html")}.</p>', 0)
     return Table(_offline(table.as_raw_html()), frame.height)
+
+
+def latex(frame: pl.DataFrame, name: str | None = None, caption: str | None = None) -> str:
+    """The same table as `show` draws, as LaTeX for a paper: booktabs rules, the caption, the labels,
+    groups of rows and decimals of the spec (great_tables' `as_latex`; needs `booktabs`)."""
+    table, title, spec = _table(frame, name, caption, "latex")
+    if table is None:
+        return f"% {latex_escape(title or 'This table')}: {latex_escape(spec.empty)}.\n"
+    # A long table breaks across pages (the `longtable` package).
+    return table.as_latex(use_longtable=frame.height > LONG_TABLE_ROWS).strip() + "\n"
 
 
 class _Defaulting(dict):
@@ -892,16 +988,25 @@ def show_beside(frame: pl.DataFrame) -> Table:
     counts them by status; unfolded when one is not exact, so that a difference is seen."""
     if frame.is_empty():
         return Table("", 0)
-    table = show(frame, "beside_paper", caption="")
+    table = show(frame, "beside_paper")
     unfolded = " open" if (frame["status"] != "exact").any() else ""
-    summary = f"<strong>The paper's numbers beside the suite's</strong>: {inert(counts_phrase(frame), 'html')}."
+    summary = f"<strong>Beside the paper</strong>: {inert(counts_phrase(frame), 'html')}."
     return Table(
         f'<details class="calmqa-beside"{unfolded}><summary>{summary}</summary>\n{table.html}\n</details>', table.rows
     )
 
 
 def save(frame: pl.DataFrame, out_dir, name: str, caption: str | None = None) -> Table:
-    """Write `frame` as `name`.csv (`export.save_table`, tidy and long) and return it as a table to display."""
-    from .export import save_table
+    """Write `frame` as `name`.csv (`export.save_table`, tidy and long) and the table as displayed as
+    `name`.tex (LaTeX, `latex`); return it as a table to display."""
+    from pathlib import Path
 
-    return show(save_table(frame, out_dir, name), name, caption)
+    from ..core import files
+    from ..core.timings import timed
+    from .export import files_line, save_table
+
+    save_table(frame, out_dir, name)
+    with timed("static export", format="tex", figure=name):
+        files.write_text(Path(out_dir) / f"{name}.tex", latex(frame, name, caption))
+    shown = show(frame, name, caption)
+    return Table(shown.html + files_line(name, ("csv", "tex")), shown.rows)

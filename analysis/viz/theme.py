@@ -4,8 +4,8 @@ of the signals that link the charts of a report, and the two media a chart is dr
 Every chart is drawn twice from one Vega-Lite spec: on screen (the reports, PNG and SVG) with `CONFIG`,
 and in print (a PDF sized for a page or a column of a paper, `viz/print_pdf.py`) with `PRINT_CONFIG`.
 Sizes that differ between the two are in the configs, never in the specs: text drawn by a mark takes
-its size from a named style (`CELL_LABEL`, `STATUS_LABEL`, `BOX_LABEL`), and a faceted heatmap's panels
-sit side by side on screen and stacked in print (`facet.columns`).
+its size from a named style (`CELL_LABEL`, `STATUS_LABEL`, `BOX_LABEL`). A faceted chart's panels are
+stacked in both (`facet.columns`), so that it fits a laptop's window as it fits a page.
 
 A colour scale says which end is good. A measure where more is better (the share of answers in the
 correct language) is drawn in `SCHEMES["higher"]`, one where less is better (the share with
@@ -31,8 +31,14 @@ FONT = (
 SCHEMES = {"higher": "viridis", "lower": "orangered", None: "blues"}
 # The end of each scheme that is dark (a cell's value is printed in white there).
 DARK_END = {"higher": "low", "lower": "high", None: "high"}
+# Ordered levels where one end is bad (ratings 1 to 5, no/minor/major issues): red for the bad end,
+# blue for the good one, yellow between (ColorBrewer's RdYlBu, safe for colour-blind readers).
+ORDINAL_SCHEME = "redyellowblue"
 BETTER_WORDS = {"higher": "higher is better", "lower": "lower is better"}
+# The colour domains of the suite, fixed whatever the data's range: a percentage runs from 0 to 100, a
+# coefficient (Bhattacharyya's, between two distributions) from 0 to 1.
 PERCENT_DOMAIN = (0, 100)
+COEFFICIENT_DOMAIN = (0, 1)
 MISSING_COLOUR = "#eeeeee"
 # The line between the high- and the low-resource languages of a heatmap.
 DIVIDER_COLOUR = "#222222"
@@ -46,6 +52,24 @@ STATUS_STYLES = {
         "label": "n/i",
         "meaning": "the language cannot be identified reliably",
     },
+    "too few answers": {"colour": "#dcdcdc", "label": "few", "meaning": "fewer valid answers than a cell needs"},
+    "too few metrics": {
+        "colour": "#d9cfc1",
+        "label": "cov",
+        "meaning": "imported metrics for too few of its answers without surface issues",
+    },
+}
+# The statuses of the papers' printed numbers (`analyses.paper_check`): a colour each, for the bars of
+# the reproduction report's chart and the badges of its claims. A difference is a warning (orange), apart
+# from a difference within rounding (light blue) and from an exact match (blue); a number whose data was
+# not released is grey, and one the suite could not read red. Blue and orange stay apart for colour-blind
+# readers.
+CLAIM_STATUS_COLOURS = {
+    "exact": "#2c7bb6",
+    "within rounding": "#abd9e9",
+    "differs": "#f28e2b",
+    "not in the release": "#bdbdbd",
+    "no value": "#b2182b",
 }
 # The width of a character of Noto Sans, in ems (its average over digits and lower-case letters,
 # a little generous): enough to estimate how wide a label or a line of a title prints.
@@ -53,11 +77,16 @@ CHARACTER_WIDTH = 0.58
 # Signal names shared by the charts of a report and the page script that links them.
 PICK = "calmqa_pick"
 HIGHLIGHT = "calmqa_highlight"
+# The explorer's chosen cell (an object of field values it sets), outlined in this colour.
+CHOSEN = "calmqa_chosen"
+CHOSEN_COLOUR = "#000000"
 DIMMED_OPACITY = 0.25
 # Named styles of the text marks, so that their size follows the medium.
 CELL_LABEL = "calmqa_cell_label"
 STATUS_LABEL = "calmqa_status_label"
 BOX_LABEL = "calmqa_box_label"
+# The smallest text of a chart on screen, in pixels: a cell's label (a reader must not zoom to read it).
+SCREEN_LABEL_SIZE = 9
 CONFIG = {
     "font": FONT,
     "view": {"stroke": None},
@@ -66,9 +95,12 @@ CONFIG = {
     "legend": {"labelFontSize": 11, "titleFontSize": 11, "titleLimit": 400},
     "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 11, "subtitleColor": "#444444"},
     "range": {"heatmap": {"scheme": SCHEMES["higher"]}},
+    # Panels of a facet stacked, on screen as in print: a heatmap of 23 languages fits a laptop's window
+    # only with its culturally specific and agnostic panels one above the other.
+    "facet": {"columns": 1, "spacing": 14},
     "style": {
-        CELL_LABEL: {"fontSize": 9},
-        STATUS_LABEL: {"fontSize": 8},
+        CELL_LABEL: {"fontSize": SCREEN_LABEL_SIZE},
+        STATUS_LABEL: {"fontSize": SCREEN_LABEL_SIZE},
         BOX_LABEL: {"fontSize": 10, "lineHeight": 12},
     },
 }
@@ -111,13 +143,20 @@ PRINT_CONFIG = {
 # Screen font sizes over print ones: how much smaller than on screen a chart's marks are drawn in print
 # where their text must keep its print size (the treemap's boxes, whose labels are wrapped to them).
 BOX_LABEL_PRINT_SCALE = PRINT_CONFIG["style"][BOX_LABEL]["fontSize"] / CONFIG["style"][BOX_LABEL]["fontSize"]
-# Where a chart records how it is laid out in print (Vega-Lite ignores `usermeta`).
+# Where a chart records how it is laid out in print, and the name of its files (Vega-Lite ignores `usermeta`).
 PRINT_META = "calmqa_print"
+FIGURE_META = "calmqa_figure"
 
 
 def better_title(title: str, better: str | None) -> str:
     """A legend title that says which end of the scale is good."""
     return f"{title} ({BETTER_WORDS[better]})" if better else title
+
+
+def ordinal_scale(levels: list[str], best_first: bool):
+    """The colour scale of ordered `levels`, the bad end warm (`ORDINAL_SCHEME`): `best_first` when the
+    first level is the good one (no issues), else the last (a rating of 5)."""
+    return altair().Scale(domain=list(levels), scheme=ORDINAL_SCHEME, reverse=best_first)
 
 
 def print_layout(chart, size: str = "page", scale: float = 1.0):
