@@ -61,13 +61,16 @@ def _parameters(source: str) -> list[tuple[str, str, str]]:
     for node in ast.parse(source).body:
         if not isinstance(node, ast.Assign):
             continue
-        comment = []
+        comment: list[str] = []
         row = node.lineno - 2
         while row >= 0 and lines[row].lstrip().startswith("#"):
             comment.insert(0, lines[row].lstrip("# ").strip())
             row -= 1
+        # (a parsed node always has the positions its source segment needs)
+        default = ast.get_source_segment(source, node.value) or ast.unparse(node.value)
         for target in node.targets:
-            found.append((target.id, ast.get_source_segment(source, node.value), " ".join(comment)))
+            if isinstance(target, ast.Name):  # a parameter is a plain name
+                found.append((target.id, default, " ".join(comment)))
     return found
 
 
