@@ -163,8 +163,8 @@ def in_order(
     by = by or [c for c in orders if c in table.columns]
     keys: list[pl.Expr] = []
     for column in by:
-        if orders.get(column) is not None:
-            position = {value: i for i, value in enumerate(orders[column])}
+        if (order := orders.get(column)) is not None:
+            position = {value: i for i, value in enumerate(order)}
             keys.append(pl.col(column).replace_strict(position, default=len(position), return_dtype=pl.Int32))
         keys.append(pl.col(column))
     return table.sort(keys, maintain_order=True) if keys else table

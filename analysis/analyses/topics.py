@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 import polars as pl
+from numpy.typing import ArrayLike
 
+from ..core.scalars import number
 from ..core.text import inert
 from . import dimensions
 
@@ -167,7 +169,7 @@ def bhattacharyya_matrix(weights: np.ndarray) -> np.ndarray:
     return np.clip(roots @ roots.T, 0.0, 1.0)
 
 
-def hellinger(bc: np.ndarray) -> np.ndarray:
+def hellinger(bc: ArrayLike) -> np.ndarray:
     """Hellinger distance sqrt(1 - BC)."""
     return np.sqrt(np.clip(1.0 - np.asarray(bc, dtype=float), 0.0, 1.0))
 
@@ -328,8 +330,8 @@ def summary(
         paragraphs.append(
             f"Across {n_groups} {group_by} groups ({int(distributions.group_sizes.sum()):,} {what}, "
             f"{len(distributions.categories)} categories), the Bhattacharyya coefficient between two groups' topic "
-            f"distributions averages **{pairs['bc'].mean():.2f}** (median {pairs['bc'].median():.2f}, "
-            f"range {pairs['bc'].min():.2f} to {pairs['bc'].max():.2f}). "
+            f"distributions averages **{number(pairs['bc'].mean()):.2f}** (median {number(pairs['bc'].median()):.2f}, "
+            f"range {number(pairs['bc'].min()):.2f} to {number(pairs['bc'].max()):.2f}). "
             f"The most similar pair is {inert(most['group_a'])} and {inert(most['group_b'])} ({most['bc']:.2f}); "
             f"the least similar, {inert(least['group_a'])} and {inert(least['group_b'])} ({least['bc']:.2f})."
         )

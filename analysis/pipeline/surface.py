@@ -391,7 +391,7 @@ def write_tables(
     answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
     # One set of workers for all batches, and each batch's chunks queued before the previous batch's
     # verdicts are collected and stored, so that the workers do not wait for the database between batches.
-    pending: collections.deque = collections.deque()
+    pending: collections.deque[tuple[pl.DataFrame, Iterable[dict[str, list]]]] = collections.deque()
     with _started(workers, processes) as workers, _bar(len(answer_ids), "surface verdicts", workers) as bar:
         for start in range(0, len(answer_ids), BATCH_SIZE):
             answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()

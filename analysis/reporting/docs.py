@@ -88,10 +88,11 @@ def notebook_entry(path: Path) -> str:
         if c.cell_type == "markdown" and "notebook-only" not in c.metadata.get("tags", [])
     ]
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
-    opening = markdown[0] if markdown and _TITLE.match(markdown[0]) else ""
+    title = _TITLE.match(markdown[0]) if markdown else None
+    opening = markdown[0] if title else ""
     intro = _TITLE.sub("", opening, count=1).strip()
-    if opening:
-        lines = [f"## `{path.stem}`: {_TITLE.match(opening).group(1)}", ""]
+    if title:
+        lines = [f"## `{path.stem}`: {title.group(1)}", ""]
     else:
         lines = [
             f"## `{path.stem}`",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -21,6 +22,7 @@ import polars as pl
 from ..analyses import answer_verdicts, human_evaluation, nativqa, paper_items, scores, surface, topics
 from ..analyses.dimensions import Orders
 from ..core import vocabulary
+from ..core.scalars import number
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
 from .heatmap import heatmap
 from .theme import (
@@ -42,6 +44,7 @@ from .theme import (
 
 if TYPE_CHECKING:
     import altair as alt
+    from altair import Chart  # for functions in which `alt` is the local module that `altair()` returns
 
 # The axis title of languages split by the line between the resource levels.
 LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource languages"
@@ -259,7 +262,7 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
     """Figure 1: the treemap of `overview.category_treemap_table`, one box per category, labelled with its
     name and count."""
     alt = altair()
-    x_scale, y_scale = TREEMAP_WIDTH / boxes["x1"].max(), TREEMAP_HEIGHT / boxes["y1"].max()
+    x_scale, y_scale = TREEMAP_WIDTH / number(boxes["x1"].max()), TREEMAP_HEIGHT / number(boxes["y1"].max())
     labelled = boxes.with_columns(
         label=pl.Series(
             [
@@ -270,7 +273,7 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
             ]
         )
     )
-    middle = (boxes["n_questions"].min() + boxes["n_questions"].max()) / 2
+    middle = (number(boxes["n_questions"].min()) + number(boxes["n_questions"].max())) / 2
     base = alt.Chart(labelled).encode(
         x=alt.X("x0:Q", axis=None, scale=alt.Scale(domain=[0, boxes["x1"].max()], nice=False)),
         y=alt.Y("y0:Q", axis=None, scale=alt.Scale(domain=[boxes["y1"].max(), 0], nice=False)),
@@ -335,7 +338,8 @@ def similarity_heatmap(
 def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list[str]]]:
     """The languages of `present`, in the suite's order, as the high- and the low-resource group (each
     with its title), and whatever else `present` holds (a total) as a last, untitled group."""
-    low_start = orders.languages.index(orders.first_low_resource) if orders.divider(False) else len(orders.languages)
+    first_low = orders.divider(False)
+    low_start = orders.languages.index(first_low) if first_low else len(orders.languages)
     ordered = [language for language in orders.languages if language in present]
     high = [language for language in ordered if orders.languages.index(language) < low_start]
     low = [language for language in ordered if orders.languages.index(language) >= low_start]
@@ -407,7 +411,7 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
     models = [m for m in orders.models if m in set(table["model"])]
     width = RATING_PANEL_WIDTH if column != "language" else VERDICT_PANEL_WIDTH
 
-    def panel() -> alt.Chart:
+    def panel() -> Chart:
         return (
             alt.Chart(table)
             .mark_bar()
@@ -441,9 +445,13 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
     if column == "language":
         present = table[column].unique().to_list()
         types = [t for t in orders.question_types if t in set(table["question_type"])]
+
+        def type_panel(question_type: str) -> Chart:
+            return panel().transform_filter(alt.datum.question_type == question_type)
+
         blocks = [
             _panels_by_resource_level(
-                lambda t=question_type: panel().transform_filter(alt.datum.question_type == t),  # noqa: B023 - bound per block
+                partial(type_panel, question_type),
                 column,
                 present,
                 orders,
@@ -557,7 +565,7 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
     figure = answer_verdicts.FIGURES[(verdict, question_type)]
     models = [m for m in orders.models if m in set(counts["model"])]
 
-    def panel() -> alt.Chart:
+    def panel() -> Chart:
         return (
             alt.Chart(counts)
             .mark_bar()
