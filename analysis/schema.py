@@ -49,13 +49,60 @@ class Table:
 
 
 C = Column
+STUDY = Table(
+    "study",
+    "The study the database holds, in one row: its name and title, and what it declares (docs/studies.md).",
+    (
+        C("name", "VARCHAR", "the study's key, e.g. `calmqa`", "NOT NULL"),
+        C("title", "VARCHAR", "its title", "NOT NULL"),
+        C("citation", "VARCHAR", "how to cite it"),
+        C("description", "VARCHAR", "what it is"),
+        C(
+            "paper",
+            "VARCHAR",
+            "the paper whose printed numbers the claims registry holds and whose items the outputs reproduce "
+            "(`calmqa`); NULL for a study of your own",
+        ),
+        C("nativqa", "BOOLEAN", "the NativQA paper's published tables are loaded (report 07)", "NOT NULL"),
+        C(
+            "language_identification",
+            "VARCHAR",
+            "whose verdicts `answer_surface` holds: `paper` (the CaLMQA paper's pipeline) or `engine` (the "
+            "all-languages engine, for every answer)",
+            "NOT NULL",
+        ),
+        C(
+            "provider_error_codes",
+            "VARCHAR[]",
+            "texts the provider returned in place of an answer (besides an empty answer), e.g. Gemini's `SAFETY`",
+            "NOT NULL",
+        ),
+    ),
+    ("name",),
+)
+DIMENSION_VALUES = Table(
+    "dimension_values",
+    "The order and label of every value of the grouping columns `question_type`, `collection` and "
+    "`resource_level`: tables and figures list them in this order, under this label.",
+    (
+        C("dimension", "VARCHAR", "`question_type`, `collection` or `resource_level`", "NOT NULL"),
+        C("value", "VARCHAR", "the value as the data holds it, e.g. `specific`", "NOT NULL"),
+        C("label", "VARCHAR", "how tables and figures name it, e.g. `culturally specific`", "NOT NULL"),
+        C("position", "INTEGER", "its place in the order, from 1", "NOT NULL"),
+    ),
+    ("dimension", "value"),
+)
 LANGUAGES = Table(
     "languages",
-    "The 23 languages (the paper's Table 10).",
+    "The study's languages (for CaLMQA, the paper's Table 10).",
     (
-        C("language", "VARCHAR", "English name as the release spells it, e.g. `German`", "NOT NULL"),
-        C("iso_code", "VARCHAR", "ISO 639 code, e.g. `de`", "NOT NULL"),
-        C("resource_level", "VARCHAR", "`high` (the paper's 11 high- and mid-resource languages) or `low`", "NOT NULL"),
+        C("language", "VARCHAR", "the name the study uses, e.g. `German`", "NOT NULL"),
+        C("iso_code", "VARCHAR", "ISO 639 code (the shortest of the language), e.g. `de`", "NOT NULL"),
+        C(
+            "resource_level",
+            "VARCHAR",
+            "a label of `dimension_values` (CaLMQA: `high`, the paper's 11 high- and mid-resource languages, or `low`)",
+        ),
         C("family", "VARCHAR", "language family"),
         C("branch", "VARCHAR", "branch within the family"),
         C("morphology", "VARCHAR", "morphological type"),
@@ -63,33 +110,46 @@ LANGUAGES = Table(
         C("script", "VARCHAR", "writing system"),
         C("region", "VARCHAR", "where it is spoken"),
         C("speakers", "VARCHAR", "number of speakers as the paper prints it, e.g. `133M`"),
+        C(
+            "identified",
+            "BOOLEAN",
+            "the study's language verdicts (`answer_surface`) judge its answers: false for the four languages "
+            "the CaLMQA paper leaves out, and for a study's language the engine does not know",
+            "NOT NULL",
+        ),
     ),
     ("language",),
 )
 CATEGORIES = Table(
     "categories",
-    "The 12 topic categories of culturally specific questions.",
+    "The questions' topic categories (CaLMQA: the 12 categories of culturally specific questions).",
     (
         C("category", "VARCHAR", "category name, e.g. `food and drinks`", "NOT NULL"),
         C("description", "VARCHAR", "what the category covers"),
-        C("examples", "VARCHAR[]", "example questions from categories-metadata.csv"),
+        C("examples", "VARCHAR[]", "example questions (CaLMQA: from categories-metadata.csv)"),
     ),
     ("category",),
 )
 MODELS = Table(
     "models",
-    "The LLMs whose answers are in the database.",
+    "The models whose answers are in the database.",
     (
         C("model", "VARCHAR", "canonical key used everywhere in the project, e.g. `claude-3-opus`", "NOT NULL"),
         C("display_name", "VARCHAR", "name for figures, e.g. `Claude 3 Opus`", "NOT NULL"),
         C("provider", "VARCHAR", "who trained it"),
         C("weights", "VARCHAR", "`open` or `closed` weights"),
-        C("release_name", "VARCHAR", "`prompting_state.model_name` in the release JSON"),
-        C("version", "VARCHAR", "exact model version or path as the release records it"),
+        C("release_name", "VARCHAR", "`prompting_state.model_name` in the CaLMQA release JSON"),
+        C("version", "VARCHAR", "exact model version or path as the source records it"),
+        C(
+            "position",
+            "INTEGER",
+            "the model's place in tables and figures (CaLMQA: the paper's order; a study: the order of "
+            "answers.csv); NULL for an imported model, which comes after, by display name",
+        ),
         C(
             "import_position",
             "INTEGER",
-            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's rows",
+            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's or the study folder's rows",
         ),
     ),
     ("model",),
@@ -111,10 +171,15 @@ QUESTIONS = Table(
         C(
             "question_type",
             "VARCHAR",
-            "`specific` (culturally specific) or `agnostic` (culturally agnostic)",
-            "NOT NULL",
+            "a value of `dimension_values` (CaLMQA: `specific`, culturally specific, or `agnostic`); NULL when "
+            "the study has no question types",
         ),
-        C("collection", "VARCHAR", "`human` (the release snapshot) or `auto` (auto-collected)", "NOT NULL"),
+        C(
+            "collection",
+            "VARCHAR",
+            "a value of `dimension_values` (CaLMQA: `human`, the release, or `auto`, auto-collected); NULL "
+            "when the study has no collections",
+        ),
         C("source", "VARCHAR", "website the question came from, or `worker`"),
         C("collector", "VARCHAR", "`Author`, a crowdworker id or an annotator number"),
         C(
@@ -126,7 +191,7 @@ QUESTIONS = Table(
         C("text", "VARCHAR", "question text in `language` (agnostic: the translation; English: the original)"),
         C("text_en", "VARCHAR", "English text (translation of a specific question; the original of an agnostic one)"),
         C("n_bytes", "BIGINT", "UTF-8 bytes of `text`"),
-        C("human_evaluated", "BOOLEAN", "the question has human ratings in `ratings` (100 questions)"),
+        C("human_evaluated", "BOOLEAN", "the question has human ratings in `ratings` (CaLMQA: 100 questions)"),
         C(
             "upstream_human_evaluated",
             "BOOLEAN",
@@ -136,7 +201,7 @@ QUESTIONS = Table(
         C(
             "import_position",
             "INTEGER",
-            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's rows",
+            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's or the study folder's rows",
         ),
     ),
     ("question_id",),
@@ -171,52 +236,63 @@ ANSWERS = Table(
         C(
             "import_position",
             "INTEGER",
-            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's rows",
+            "where the row came from: the import that added it (`applied_imports.position`); NULL for the release's or the study folder's rows",
         ),
     ),
     ("answer_id",),
     unique=(("name",),),
 )
+CRITERIA = Table(
+    "criteria",
+    "The criteria the annotators rated the answers on (CaLMQA: `rating`, `factuality`, `omissions`, `language_correct`).",
+    (
+        C("criterion", "VARCHAR", "the criterion's key", "NOT NULL"),
+        C("position", "INTEGER", "its place in tables and reports, from 1", "NOT NULL"),
+        C("numeric", "BOOLEAN", "its levels are whole numbers (e.g. 1 to 5)", "NOT NULL"),
+    ),
+    ("criterion",),
+)
+CRITERION_LEVELS = Table(
+    "criterion_levels",
+    "Each criterion's levels, worst first.",
+    (
+        C("criterion", "VARCHAR", "the criterion", "NOT NULL", references="criteria.criterion"),
+        C("level", "VARCHAR", "the level as written, e.g. `4` or `minor`", "NOT NULL"),
+        C("position", "INTEGER", "1 for the worst level, then up to the best", "NOT NULL"),
+    ),
+    ("criterion", "level"),
+)
 RATINGS = Table(
     "ratings",
-    "One row per human rating (all_ratings.csv), linked to its question.",
+    "Every human rating, one criterion a row: an annotator's rating of an answer is one `rating_id` with a "
+    "row per criterion.",
     (
         C(
             "rating_id",
             "BIGINT",
-            "row number in all_ratings.csv (annotation ids repeat across the tool's projects)",
+            "one annotator's rating of one answer (CaLMQA: the row of all_ratings.csv, whose annotation ids repeat "
+            "across the tool's projects)",
             "NOT NULL",
         ),
-        C("annotation_id", "BIGINT", "row id in the annotation tool"),
         C(
             "question_id",
             "BIGINT",
-            "the rated question, matched by language, type and whitespace-normalised text",
+            "the rated question (CaLMQA: matched by language, type and whitespace-normalised text)",
             "NOT NULL",
             references="questions.question_id",
         ),
         C(
             "answer_id",
             "BIGINT",
-            "the release's answer of the same model to that question",
+            "the rated answer (CaLMQA: the release's answer of the same model to that question)",
             references="answers.answer_id",
         ),
-        C("annotator", "VARCHAR", "annotator id (one per language)", "NOT NULL"),
-        C("language", "VARCHAR", "language of the question", "NOT NULL", references="languages.language"),
-        C("question_type", "VARCHAR", "`specific` or `agnostic`", "NOT NULL"),
         C("model", "VARCHAR", "canonical model key (`models.model`)", "NOT NULL", references="models.model"),
-        C("rating", "TINYINT", "overall rating, 1 (unusable) to 5 (excellent)", "NOT NULL"),
-        C("factuality", "VARCHAR", "factuality issues: `none`, `minor`, `major`", "NOT NULL"),
-        C("omissions", "VARCHAR", "omissions: `none`, `minor`, `major`", "NOT NULL"),
-        C(
-            "language_correct",
-            "VARCHAR",
-            "is the answer in the question's language: `yes`, `partially`, `no`",
-            "NOT NULL",
-        ),
-        C("answer_text", "VARCHAR", "the answer text that was rated (not always the release's text)"),
+        C("annotator", "VARCHAR", "the annotator (CaLMQA: one per language)", "NOT NULL"),
+        C("criterion", "VARCHAR", "the criterion", "NOT NULL", references="criteria.criterion"),
+        C("level", "VARCHAR", "the level given, one of the criterion's `criterion_levels`", "NOT NULL"),
     ),
-    ("rating_id",),
+    ("rating_id", "criterion"),
 )
 ANSWER_METRICS = Table(
     "answer_metrics",
@@ -229,6 +305,28 @@ ANSWER_METRICS = Table(
         C("source", "VARCHAR", "name of the file the metrics were imported from"),
     ),
     ("answer_id",),
+)
+METRICS = Table(
+    "metrics",
+    "The study's automatic metrics (`study.toml`); CaLMQA's score S has its own inputs, `answer_metrics`.",
+    (
+        C("metric", "VARCHAR", "the metric's key", "NOT NULL"),
+        C("higher_is_better", "BOOLEAN", "a higher value is a better answer", "NOT NULL"),
+        C("range_low", "DOUBLE", "the lowest value it can take, when it has a range"),
+        C("range_high", "DOUBLE", "the highest value it can take, when it has a range"),
+        C("position", "INTEGER", "its place in reports, from 1", "NOT NULL"),
+    ),
+    ("metric",),
+)
+METRIC_VALUES = Table(
+    "metric_values",
+    "Every value of an automatic metric, one answer and metric a row.",
+    (
+        C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
+        C("metric", "VARCHAR", "the metric (`metrics.metric`)", "NOT NULL", references="metrics.metric"),
+        C("value", "DOUBLE", "its value", "NOT NULL"),
+    ),
+    ("answer_id", "metric"),
 )
 SOURCE_FILES = Table(
     "source_files",
@@ -243,14 +341,15 @@ SOURCE_FILES = Table(
 
 ANSWER_SURFACE = Table(
     "answer_surface",
-    "Surface-level verdicts for every model answer (analyses.md section 3).",
+    "Surface-level verdicts for every model answer (docs/methods.md, section 03).",
     (
         C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
         C("empty", "BOOLEAN", "the text is empty", "NOT NULL"),
         C(
             "provider_error",
             "BOOLEAN",
-            "the provider returned an error instead of an answer: the text is empty or a finish-reason code (`OTHER`, `SAFETY`, `RECITATION`)",
+            "the provider returned an error instead of an answer: the text is empty or one of the study's "
+            "`provider_error_codes` (CaLMQA: Gemini's finish-reason codes `OTHER`, `SAFETY`, `RECITATION`)",
             "NOT NULL",
         ),
         C(
@@ -261,23 +360,28 @@ ANSWER_SURFACE = Table(
         C(
             "language_engine",
             "VARCHAR",
-            "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid 1.1.6's model); NULL for a provider error",
+            "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid "
+            "1.1.6's model) of the paper's pipeline, or `ngram`, the all-languages engine (a study's answers); NULL "
+            "for a provider error and for an answer whose language is not identified",
         ),
         C(
             "language_raw",
             "VARCHAR",
-            "JSON of every engine's raw verdict (CLD2's reliability flag and top 3; langid's code and score)",
+            "JSON of every engine's raw verdict (CLD2's reliability flag and top 3; langid's code and score; the "
+            "n-gram engine's margin)",
         ),
         C(
             "detected_language",
             "VARCHAR",
-            "detected language as a normalised ISO 639 code (`iw` -> `he`; `und` for CLD2's unknown); NULL for a provider error",
+            "detected language as a normalised ISO 639 code (`iw` -> `he`; `und` for CLD2's unknown); NULL for a "
+            "provider error and where no engine judged the answer",
         ),
         C("language_match", "BOOLEAN", "`detected_language` is the question's language; NULL for a provider error"),
         C(
             "language_correct",
             "BOOLEAN",
-            "`language_match`, but NULL where identification is unreliable (Balochi, Hiligaynon, Kirundi, Papiamento)",
+            "`language_match`, but NULL where the language is not identified (`languages.identified`: CaLMQA's "
+            "Balochi, Hiligaynon, Kirundi and Papiamento)",
         ),
         C("n_tokens", "INTEGER", "length of the text in tokens of `tokenizer` (paper Table 17)", "NOT NULL"),
         C(
@@ -313,7 +417,7 @@ ANSWER_SURFACE = Table(
         C(
             "language_name_mention",
             "BOOLEAN",
-            "contains the English name of the question's language as written (`Balochi`; case-sensitive substring)",
+            "contains the name of the question's language as the study writes it (`Balochi`; case-sensitive substring)",
             "NOT NULL",
         ),
         C(
@@ -328,7 +432,8 @@ ANSWER_SURFACE = Table(
 )
 QUESTION_LANGUAGE_ID = Table(
     "question_language_id",
-    "The language identification run on every question: the pipeline's own accuracy (paper Table 13).",
+    "The paper's language identification run on every question: the pipeline's own accuracy (paper Table 13); "
+    "filled for a study whose `language_identification` is `paper` only.",
     (
         C(
             "question_id",
@@ -351,31 +456,35 @@ QUESTION_LANGUAGE_ID = Table(
 )
 ANSWER_LANGUAGE_ALL = Table(
     "answer_language_all",
-    "Language verdict for every model answer in all 23 languages (beyond the paper, analysis/pipeline/language_id_all.py): "
-    "the paper's pipeline, and for Balochi, Hiligaynon, Kirundi and Papiamento a character n-gram model trained on the release.",
+    "Language verdict for every model answer in every language (beyond the paper, analysis/pipeline/language_id_all.py): "
+    "the verdict of `answer_surface`, and for the languages it leaves unidentified (CaLMQA's Balochi, Hiligaynon, "
+    "Kirundi and Papiamento) the all-languages engine's, a character n-gram model, where it knows them.",
     (
         C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
         C(
             "detected_language",
             "VARCHAR",
-            "detected language as a normalised ISO 639 code; NULL for a provider error (as in `answer_surface`)",
+            "detected language as a normalised ISO 639 code; NULL for a provider error (as in `answer_surface`) "
+            "and where no engine judged the answer",
         ),
         C(
             "engine",
             "VARCHAR",
             "what decided: `paper` (the paper's pipeline, the verdict of `answer_surface`) or `ngram` (the "
-            "n-gram model, for every answer to a question in Balochi, Hiligaynon, Kirundi or Papiamento); NULL for a provider error",
+            "n-gram model: CaLMQA's answers to a question in Balochi, Hiligaynon, Kirundi or Papiamento, and every "
+            "answer of a study); NULL for a provider error",
         ),
         C(
             "ngram_margin",
             "DOUBLE",
             "mean log-likelihood per n-gram of the question's language minus that of the best other "
-            "language; positive: the n-gram model prefers the question's language; NULL for `paper`",
+            "language; positive: the n-gram model prefers the question's language; NULL for `paper` (and where "
+            "the pipeline alone decided)",
         ),
         C(
             "language_correct",
             "BOOLEAN",
-            "`detected_language` is the question's language, in all 23 languages; NULL for a provider error",
+            "`detected_language` is the question's language, in every language; NULL where no engine judged the answer",
         ),
     ),
     ("answer_id",),
@@ -539,12 +648,18 @@ APPLIED_IMPORTS = Table(
 )
 
 TABLES = (
+    STUDY,
+    DIMENSION_VALUES,
     LANGUAGES,
     CATEGORIES,
     MODELS,
     QUESTIONS,
     ANSWERS,
+    CRITERIA,
+    CRITERION_LEVELS,
     RATINGS,
+    METRICS,
+    METRIC_VALUES,
     ANSWER_METRICS,
     SOURCE_FILES,
     APPLIED_IMPORTS,

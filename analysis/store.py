@@ -176,8 +176,11 @@ def _connect_recorded(db_path: Path, reads: Path) -> duckdb.DuckDBPyConnection:
 
 def built_from(con: duckdb.DuckDBPyConnection) -> dict | None:
     """The release the database was built from: the fingerprint of its files (`source_files`), their
-    number, and the pinned release's files it lacks or holds changed; None for a database without them."""
+    number, and the pinned release's files it lacks or holds changed; None for a database without them,
+    and for a study of one's own (its `study` row declares no paper: its files are no CaLMQA release)."""
     if not table_exists(con, "source_files"):
+        return None
+    if table_exists(con, "study") and con.execute("SELECT paper IS NULL FROM study").fetchall() == [(True,)]:
         return None
     checksums = con.sql("SELECT file, sha256 FROM source_files").pl()
     return {

@@ -295,6 +295,53 @@ def figures_section(tree: Path, runs: int, results: list[dict]) -> None:
     repeat("make figures (nothing changed)", 1, make, runs, results, cwd=tree)
 
 
+# A study of your own at the size the issue asks the suite to handle (issue 24): languages x models x
+# questions per language, 500,000 answers; within the 50x CaLMQA budget (about a million answers).
+STUDY_SIZE = (50, 20, 500)
+STUDY_SCALE = 50
+STUDY = "study {}x{}x{}".format(*STUDY_SIZE)
+
+
+def study_section(work: Path, results: list[dict]) -> None:
+    """The generated study (`pipeline.synthetic_study.scaled_spec`): written, built (every stage, its
+    engine trained), and each generic notebook run on it alone, once each."""
+    folder, db_path = work / "study", work / "study.duckdb"
+    print(f"{STUDY}: {STUDY_SIZE[0] * STUDY_SIZE[1] * STUDY_SIZE[2]:,} answers", file=sys.stderr)
+    repeat(
+        f"{STUDY}: generate",
+        STUDY_SCALE,
+        python_stage(
+            "from analysis.pipeline import synthetic_study as s; "
+            f"s.write_study({str(folder)!r}, s.scaled_spec{STUDY_SIZE!r})"
+        ),
+        1,
+        results,
+    )
+    build = repeat(
+        f"{STUDY}: database build (all stages)", STUDY_SCALE, build_stage(folder, db_path, False), 1, results
+    )
+    measured = results[-1]
+    for stage, seconds in ((_detail(build[-1]["output"]) or {}).get("stage_seconds") or {}).items():
+        results.append(
+            {
+                "stage": f"  {STUDY}: of which {stage}",
+                "scale": STUDY_SCALE,
+                "runs": 1,
+                "min_seconds": seconds,
+                "median_seconds": seconds,
+                "cpu_seconds": None,
+                "peak_mib": None,
+                "tree_peak_mib": None,
+                "load": measured["load"],
+                "detail": None,
+            }
+        )
+    for name in run.notebook_names(generic_only=True):
+        repeat(f"{STUDY}: notebook {name}", STUDY_SCALE, notebook_stage(name, db_path, work / "study-out"), 1, results)
+    shutil.rmtree(folder, ignore_errors=True)
+    db_path.unlink(missing_ok=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10, 50])
@@ -305,6 +352,12 @@ def main() -> None:
         help="only the database build at each scale (e.g. --scales 1 50 --build-only)",
     )
     only.add_argument("--figures-only", action="store_true", help="only a cold `make figures` (the snapshot)")
+    only.add_argument(
+        "--study-only",
+        action="store_true",
+        help=f"only the generated study of {STUDY_SIZE[0]} languages x {STUDY_SIZE[1]} models x {STUDY_SIZE[2]} "
+        "questions: its build and its generic notebooks",
+    )
     only.add_argument(
         "--validation-only",
         action="store_true",
@@ -327,7 +380,7 @@ def main() -> None:
     try:
         if args.validation_only:
             repeat(VALIDATION_STAGE, 1, validation_stage(paths.DATABASE, work / "validation"), args.runs, results)
-        for scale in [] if args.figures_only or args.validation_only else args.scales:
+        for scale in [] if args.figures_only or args.validation_only or args.study_only else args.scales:
             runs = args.runs if scale == 1 else args.runs_scaled
             print(f"scale x{scale}", file=sys.stderr)
             if scale == 1:
@@ -395,7 +448,11 @@ def main() -> None:
             if scale > 1:
                 shutil.rmtree(source, ignore_errors=True)
             db_path.unlink(missing_ok=True)
-        if args.figures_only or (1 in args.scales and not args.build_only and not args.validation_only):
+        if args.study_only or not (args.figures_only or args.build_only or args.validation_only):
+            study_section(work, results)
+        if args.figures_only or (
+            1 in args.scales and not args.build_only and not args.validation_only and not args.study_only
+        ):
             measure(["make", "--no-print-directory", "setup"])  # so that the copy never re-installs .venv
             figures_section(make_tree_copy(work / "tree"), args.runs, results)
     finally:
@@ -557,6 +614,31 @@ def before_after(results: list[dict]) -> list[str]:
             "<= 300 s, <= 3 GiB",
         )
     )
+    study_build = _row(results, f"{STUDY}: database build (all stages)", STUDY_SCALE)
+    rows.append(
+        (
+            f"a generated {STUDY} (500,000 answers): database build",
+            "",
+            f"{study_build['median_seconds']:.1f} s, peak {study_build['peak_mib']:,} MiB"
+            + (f" ({study_build['tree_peak_mib']:,} MiB all processes)" if study_build.get("tree_peak_mib") else "")
+            + f"; {_when(study_build)}"
+            if study_build
+            else pending("--study-only"),
+            "within the x50 build's: <= 300 s, <= 3 GiB",
+        )
+    )
+    study_notebooks = [r for r in results if r["stage"].startswith(f"{STUDY}: notebook") and r["commit"] != EARLIER]
+    if study_notebooks:
+        slowest = max(study_notebooks, key=lambda r: r["median_seconds"])
+        rows.append(
+            (
+                "... its generic notebooks (01 to 06), each alone",
+                "",
+                f"{sum(r['median_seconds'] for r in study_notebooks):.1f} s in all, the slowest "
+                f"{slowest['stage'].rsplit(' ', 1)[-1]} {slowest['median_seconds']:.1f} s; {_when(study_notebooks[0])}",
+                "within the x50 notebooks': 20-30 s each",
+            )
+        )
     on_cluster = [pair for pair in cluster_builds(results) if pair[0]["scale"] == 50]
     if on_cluster:
         pool, dask = on_cluster[-1]

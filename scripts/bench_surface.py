@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from analysis import store  # noqa: E402
 from analysis.analyses.surface import bench_markdown  # noqa: E402
 from analysis.core import paths  # noqa: E402
-from analysis.core.vocabulary import UNRELIABLE_LANGUAGES  # noqa: E402
+from analysis.io.calmqa import UNRELIABLE_LANGUAGES  # noqa: E402
 from analysis.io.records import write_csv_for_people  # noqa: E402
 from analysis.pipeline import surface  # noqa: E402
 from analysis.pipeline.language_id import CLD2_LANGUAGES, LANGID_ENGINES, normalise_code  # noqa: E402
@@ -79,6 +79,7 @@ def run(db_path: Path, out_dir: Path) -> dict:
     con = store.connect(db_path)
     models = con.sql("SELECT answer_id, model FROM answers WHERE NOT is_human").pl()
     answers = con.sql(surface.MODEL_ANSWERS_SQL, params={"answer_ids": models["answer_id"].to_list()}).pl()
+    error_codes = surface.error_codes(con)
     con.close()
     encoding = o200k_base()  # tiktoken, as the authors tokenized
     tokenizer = encoding.name
@@ -90,7 +91,12 @@ def run(db_path: Path, out_dir: Path) -> dict:
     runs = []
     for engine in ("langid-batch", "langid-batch", *[e for e in LANGID_ENGINES if e != "langid-batch"]):
         verdicts, seconds, cpu = timed(
-            surface.surface_verdicts, answers, processes=surface.PROCESSES, langid_engine=engine, progress=False
+            surface.surface_verdicts,
+            answers,
+            error_codes,
+            processes=surface.PROCESSES,
+            langid_engine=engine,
+            progress=False,
         )
         runs.append((engine, seconds, cpu))
         project[engine] = verdicts

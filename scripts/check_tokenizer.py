@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis import store  # noqa: E402
 from analysis.core import paths  # noqa: E402
-from analysis.core.vocabulary import UNRELIABLE_LANGUAGES  # noqa: E402
+from analysis.io.calmqa import UNRELIABLE_LANGUAGES  # noqa: E402
 from analysis.io.tokenizer_ranks import O200K_SHA256  # noqa: E402
 from analysis.pipeline import surface, tokenizer  # noqa: E402
 

@@ -3,7 +3,7 @@
 import polars as pl
 
 from analysis.analyses import answer_verdicts, dimensions, human_evaluation, surface
-from analysis.core.vocabulary import UNRELIABLE_LANGUAGES
+from analysis.io.calmqa import UNRELIABLE_LANGUAGES
 from analysis.viz import charts
 
 

@@ -22,7 +22,9 @@ def test_tables_and_counts(con):
         for t in ("languages", "categories", "models", "questions", "answers", "ratings")
     }
     assert counts["languages"] == 23 and counts["categories"] == 12 and counts["models"] == 8
-    assert counts["questions"] == 2644 and counts["ratings"] == 300
+    # ratings in long form: 300 rated answers, each on the paper's four criteria
+    assert counts["questions"] == 2644 and counts["ratings"] == 4 * 300
+    assert con.execute("SELECT count(DISTINCT rating_id) FROM ratings").fetchone()[0] == 300
     assert 21_000 < counts["answers"] < 23_000
     by_type = dict(con.execute("SELECT question_type, count(*) FROM questions GROUP BY 1").fetchall())
     assert by_type == {"specific": 1471, "agnostic": 1173}
@@ -101,7 +103,7 @@ def test_unverified_build_of_own_files(tmp_path, language_id_model):
     with pytest.raises(InputError, match="checksum mismatch"):
         build(source, tmp_path / "own.duckdb")
     counts = build(source, tmp_path / "own.duckdb", verify=False)
-    assert counts["questions"] == 4 and counts["ratings"] == 1
+    assert counts["questions"] == 4 and counts["ratings"] == 4  # one rated answer, four criteria
 
 
 @pytest.mark.slow

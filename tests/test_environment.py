@@ -19,7 +19,7 @@ ROOT = paths.ROOT
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 DECLARED = [*PROJECT["dependencies"], *[d for group in PROJECT["optional-dependencies"].values() for d in group]]
 ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
-LOCAL = {"analysis", "tiny_release", "held_back_release", "conftest"}
+LOCAL = {"analysis", "tiny_release", "held_back_release", "conftest", "orders"}
 
 
 def _normal(name: str) -> str:

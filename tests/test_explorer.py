@@ -23,7 +23,10 @@ def explore(database):
 def test_answers_are_every_answer_with_question_and_rating(con):
     answers = explorer.load_answers(con)
     assert answers.height == con.sql("SELECT count(*) FROM answers").fetchall()[0][0]
-    assert answers["rating"].drop_nulls().len() == con.sql("SELECT count(answer_id) FROM ratings").fetchall()[0][0]
+    rated = con.sql("SELECT count(DISTINCT answer_id) FROM ratings").fetchall()[0][0]
+    assert answers["ratings"].drop_nulls().len() == rated
+    german = answers.filter(pl.col("ratings").is_not_null()).row(0, named=True)["ratings"]
+    assert all(criterion in german for criterion in ("rating", "factuality", "omissions", "language_correct"))
     assert set(answers.filter(pl.col("is_human"))["model_name"]) <= {explorer.HUMAN, explorer.HUMAN + " (dot points)"}
 
 

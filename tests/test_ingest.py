@@ -22,7 +22,13 @@ def test_snapshot_counts(con):
     assert _frame(con, "SELECT * FROM categories").height == 12
     assert 21_000 < _frame(con, "SELECT * FROM answers").height < 23_000
     ratings = _frame(con, "SELECT * FROM ratings")
-    assert ratings.height == 300 and ratings["question_id"].n_unique() == 100
+    assert ratings["rating_id"].n_unique() == 300 and ratings["question_id"].n_unique() == 100
+    assert ratings.group_by("criterion").len().sort("criterion").rows() == [
+        ("factuality", 300),
+        ("language_correct", 300),
+        ("omissions", 300),
+        ("rating", 300),
+    ]
     assert q.filter(pl.col("human_evaluated")).height == 100
 
 
@@ -39,7 +45,7 @@ def test_snapshot_keys_and_vocabulary(con):
         "answer_id", pl.col("question_id").alias("answer_question_id"), pl.col("model").alias("answer_model")
     )
     linked = r.join(answer_keys, on="answer_id")
-    assert linked.height == 300
+    assert linked["rating_id"].n_unique() == 300
     assert (linked["question_id"] == linked["answer_question_id"]).all()
     assert (linked["model"] == linked["answer_model"]).all()
 
@@ -76,8 +82,11 @@ def test_tiny_release_gz_and_plain_json_agree(tmp_path, language_id_model):
     human = a["answers"].filter(pl.col("is_human"))
     assert human.height == 2 and human["model"].null_count() == 2
     assert a["answers"].filter(pl.col("text") == "").height == 2  # empty answers are kept, not dropped
-    rating = a["ratings"].row(0, named=True)
-    assert (rating["language"], rating["question_type"], rating["model"]) == ("German", "specific", "claude-3-opus")
+    rating = dict(a["ratings"].select("criterion", "level").iter_rows())
+    assert rating == {"rating": "4", "factuality": "none", "omissions": "minor", "language_correct": "yes"}
+    assert set(a["ratings"]["model"]) == {"claude-3-opus"}
+    rated = a["questions"].filter(pl.col("question_id").is_in(a["ratings"]["question_id"].implode()))
+    assert rated.select("language", "question_type").rows() == [("German", "specific")]
 
 
 def _problems(folder) -> str:

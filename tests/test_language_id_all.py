@@ -14,8 +14,8 @@ from analysis.analyses import language_id_evaluation as ev
 from analysis.analyses import release_version
 from analysis.core import paths
 from analysis.core.errors import InputError, NotebookFailed
-from analysis.core.vocabulary import NEIGHBOURS
 from analysis.io import udhr
+from analysis.io.calmqa import NEIGHBOURS
 from analysis.pipeline import imports, language_verdicts
 from analysis.pipeline import language_id_all as lid
 from analysis.pipeline import language_id_evaluation as evaluate
@@ -193,7 +193,7 @@ def test_kirundi_rated_answers_agree_with_the_annotators(con):
     texts = (
         con.sql(
             "SELECT a.text FROM ratings r JOIN answers a USING (answer_id) WHERE r.rating_id IN (SELECT unnest($ids)) "
-            "ORDER BY r.rating_id",
+            "AND r.criterion = 'language_correct' ORDER BY r.rating_id",
             params={"ids": compared["rating_id"].to_list()},
         )
         .pl()["text"]

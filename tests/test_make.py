@@ -175,6 +175,36 @@ def test_each_output_folder_is_rebuilt_on_its_own(project):
         shutil.rmtree(project / "second")
 
 
+def test_a_study_builds_its_own_database_and_runs_the_generic_notebooks(project):
+    """`make figures STUDY=folder` (docs/studies.md): the study's database from its folder, its generic
+    notebooks into studies/NAME/, the CaLMQA outputs untouched; `make study` without STUDY says what to give."""
+    shutil.copytree(paths.DATA / "examples" / "study", project / "data" / "examples" / "study", dirs_exist_ok=True)
+    out = plan(project, "STUDY=data/examples/study")
+    build_line = next(line for line in out.splitlines() if "-m analysis build-db" in line)
+    assert build_line.split()[1:] == [
+        "-m",
+        "analysis",
+        "build-db",
+        "--source=data/examples/study",
+        "--db=data/studies/example.duckdb",
+    ]  # no language-identification model: a study's build trains its own
+    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*)", out)
+    assert sorted(name for name, _, _ in runs) == [n for n in NOTEBOOKS if n < "07"]
+    assert {(db, rest.strip()) for _, db, rest in runs} == {
+        (
+            "data/studies/example.duckdb",
+            "--language-id=build/language_id_all/db/data_studies_example --out=studies/example",
+        )
+    }
+    assert (
+        "-m analysis index --reports studies/example/reports --figures studies/example/figures "
+        "--db data/studies/example.duckdb" in out
+    )
+    assert "data/calmqa.duckdb" not in out and "train-language-id" not in out
+    study = subprocess.run(["make", "-n", "-obuild/make/deps.mk", "study"], cwd=project, capture_output=True, text=True)
+    assert study.returncode != 0 and "STUDY= names the study folder" in study.stderr
+
+
 def test_the_language_identification_follows_the_source_and_the_database(project):
     """The model, its evaluation and report 10 come from the release the database is built from, in a
     folder of the database's own: another database's never overwrites the project's."""

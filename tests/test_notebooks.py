@@ -51,13 +51,14 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
         "figure5_specific_category_shares.pdf",
         "figure5_specific_category_shares.png",
         "figure5_specific_category_shares.svg",
+        "question_counts.csv",
         "table10_languages.csv",
         "table4_question_lengths.csv",
         "top_category_by_language.csv",
         "top_category_counts.csv",
     ]
-    assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
-    assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.specific_category_counts(con))
+    assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con, "calmqa"))
+    assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.category_counts(con, "calmqa"))
     assert pl.read_csv(out / "dataset_counts.csv").equals(overview.dataset_counts(con))
     page = html.read_text(encoding="utf-8")
     assert "2,644 questions" in page
@@ -95,7 +96,7 @@ def test_two_runs_at_once_neither_fail_nor_mix_their_outputs(database, tmp_path,
     for process in processes:
         assert process.wait() == 0, process.stderr.read().decode()
     out = tmp_path / "figures" / "01_dataset_overview"
-    assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con))
+    assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con, "calmqa"))
     leftovers = [
         p.name
         for root in ("figures", "reports", "build/executed")

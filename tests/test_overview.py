@@ -34,7 +34,10 @@ def test_table4_equals_a_recomputation_from_raw_json(con, raw_entries):
         for answer in entry["answers"]:
             if answer["prompting_state"]["model_name"] == "Human":
                 answers[language, qtype].append(len(answer["translations"][answer["language"]]["text"].encode("utf-8")))
-    table = {(r["language"], r["question_type"]): r for r in overview.question_length_table(con).iter_rows(named=True)}
+    table = {
+        (r["language"], r["question_type"]): r
+        for r in overview.question_length_table(con, "calmqa").iter_rows(named=True)
+    }
     assert len(table) == len(questions) == 46
     for key, lengths in questions.items():
         row = table[key]
@@ -54,7 +57,7 @@ def test_figure5_equals_a_recomputation_from_raw_json(con, raw_entries):
     expected = collections.Counter(
         (entry["question"]["category"], language) for language, qtype, entry in raw_entries if qtype == "specific"
     )
-    table = overview.specific_category_counts(con)
+    table = overview.category_counts(con, "calmqa")
     assert table.height == 12 * 23
     got = {(r["category"], r["language"]): r["n_questions"] for r in table.iter_rows(named=True)}
     assert {k: v for k, v in got.items() if v} == dict(expected)
@@ -62,10 +65,12 @@ def test_figure5_equals_a_recomputation_from_raw_json(con, raw_entries):
 
 
 def test_summary_is_computed_from_the_tables(con):
-    lengths = overview.question_length_table(con)
-    text = overview.summary(lengths, overview.specific_category_counts(con))
+    lengths = overview.question_length_table(con, "calmqa")
+    orders = dimensions.Orders.of(con)
+    text = overview.summary(lengths, overview.category_counts(con, "calmqa"), orders, "calmqa")
     assert "2,644 questions" in text and "1,471 culturally specific" in text and "1,173 culturally agnostic" in text
-    assert "Spanish has the most culturally specific questions (102)" in text
+    # the labels are the study's text, made inert for Markdown (`human\\-collected` shows as human-collected)
+    assert "Spanish has the most culturally specific human\\-collected questions (102)" in text
 
 
 def test_language_order_puts_high_resource_first(con):
@@ -118,7 +123,7 @@ def test_dataset_counts_from_raw_json(con, raw_entries, release_folder):
 
 
 def test_top_categories_count_ties_and_levels(con):
-    top = overview.top_categories(con)
+    top = overview.top_categories(con, "calmqa")
     assert top.group_by("language").len()["len"].max() == 1  # no tie in the release
     counts = overview.top_category_counts(top, con)
     religion = counts.filter(
@@ -147,7 +152,7 @@ def test_squarify_tiles_the_frame_with_the_given_areas():
 
 
 def test_treemap_boxes_are_proportional_to_the_questions(con):
-    boxes = overview.category_treemap_table(con)
+    boxes = overview.category_treemap_table(con, "calmqa")
     assert boxes["n_questions"].sum() == 1471
     area = (boxes["x1"] - boxes["x0"]) * (boxes["y1"] - boxes["y0"])
     assert (area / boxes["n_questions"]).std() < 1e-3 * (area / boxes["n_questions"]).mean()

@@ -16,15 +16,31 @@ AGNOSTIC = {"label": "culturally agnostic", "collection": "human", "question_typ
 
 
 def test_answer_scores_without_metrics_claim_the_surface_figure_only():
-    labels = paper_items.answer_scores(["s_surf"])
+    labels = paper_items.answer_scores(["s_surf"], "calmqa")
     assert "surface component only" in labels.title and "paper Figure 9;" in labels.title
     assert labels.names == {"table": "scores_by_model"}
 
 
 def test_answer_scores_with_every_metric_are_the_papers():
-    labels = paper_items.answer_scores(["s_surf", "s_fact", "s_rel", "s"])
+    labels = paper_items.answer_scores(["s_surf", "s_fact", "s_rel", "s"], "calmqa")
     assert labels.title == "Answer scores (paper Figures 2, 9, 10, 11 and Table 2)"
     assert labels.names == {"table": "table2_scores_by_model"}
+
+
+def test_a_study_of_your_own_names_no_paper_item():
+    for available in (["s_surf"], ["s_surf", "s_fact", "s_rel", "s"]):
+        labels = paper_items.answer_scores(available, None)
+        assert "paper" not in labels.title and labels.names == {"table": "surface_by_model"}
+    overview = paper_items.dataset_overview(None, "questions")
+    assert not any(name.startswith(("table", "figure")) for name in overview.names.values())
+    assert not any("paper" in title for title in overview.titles.values())
+    assert paper_items.surface_quality(None).names == {
+        "indicators": "textual_indicators",
+        "indicator_table": "indicator_shares",
+        "token_counts": "answer_token_counts",
+    }
+    assert topics.similarity_figure_name("language", "specific", "human", None) == "topic_similarity"
+    assert topics.similarity_item("language", "specific", "human", None) is None
 
 
 def test_human_vs_auto_on_s_is_figure12_and_table14():
@@ -48,13 +64,14 @@ def test_other_groups_are_beyond_the_paper():
 
 
 def test_figure6_only_for_the_papers_selection():
-    assert topics.similarity_figure_name("language", "specific", "human") == "figure6_topic_similarity"
+    assert topics.similarity_figure_name("language", "specific", "human", "calmqa") == "figure6_topic_similarity"
     for selection in (
         ("resource_level", "specific", "human"),
         ("language", None, "human"),
         ("language", "specific", None),
     ):
-        assert topics.similarity_figure_name(*selection) == "topic_similarity"
+        assert topics.similarity_figure_name(*selection, "calmqa") == "topic_similarity"
+        assert topics.similarity_item(*selection, "calmqa") == "beyond the paper"
 
 
 def test_a_titled_output_gives_the_report_its_title_and_summary():

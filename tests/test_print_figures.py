@@ -24,10 +24,11 @@ import polars as pl
 import pypdf
 import pytest
 import vl_convert
+from orders import calmqa_orders
 from pypdf.generic import ContentStream
 
 from analysis.analyses import dimensions
-from analysis.core.vocabulary import MODELS
+from analysis.io.calmqa import MODELS
 from analysis.viz import charts, export, print_pdf, theme
 
 PAGE, COLUMN = theme.PRINT_WIDTHS["page"], theme.PRINT_WIDTHS["column"]
@@ -196,7 +197,7 @@ def model_language_cells(n_languages: int = 23) -> tuple[pl.DataFrame, dimension
     ]
     rows[5]["status"], rows[5]["value"] = "provider errors only", None
     rows[9]["status"], rows[9]["value"] = "language not identified", None
-    orders = dimensions.Orders(models, languages, languages, languages[n_languages // 2])
+    orders = calmqa_orders(models, languages, languages, languages[n_languages // 2])
     return pl.DataFrame(rows), orders
 
 

@@ -7,11 +7,12 @@ import shutil
 import numpy as np
 import polars as pl
 import pytest
+from orders import CALMQA_ORDERS
 from scipy import stats
 
 from analysis import store
 from analysis.analyses import dimensions, scores, surface
-from analysis.core.vocabulary import UNRELIABLE_LANGUAGES
+from analysis.io.calmqa import UNRELIABLE_LANGUAGES
 from analysis.pipeline import imports
 from analysis.reporting import provenance, run
 from analysis.stats import comparisons, intervals
@@ -122,14 +123,16 @@ def _scored_cell(n_clean_with_metrics: int, n_clean_without: int, n_issue: int) 
 
 
 def test_s_cells_need_metrics_for_their_clean_answers():
-    covered = scores.score_cells(_scored_cell(18, 1, 20), "s").row(0, named=True)
+    covered = scores.score_cells(_scored_cell(18, 1, 20), "s", orders=CALMQA_ORDERS).row(0, named=True)
     assert covered["n_valid"] == 38 and covered["s"] == round(100 * 18 / 38, 1)
     assert covered["metrics_coverage"] == round(18 / 19, 3)
     # 20 answers with surface issues would be 20 valid zeros: without the coverage rule the cell would show 0.
-    uncovered = scores.score_cells(_scored_cell(0, 19, 20), "s").row(0, named=True)
+    uncovered = scores.score_cells(_scored_cell(0, 19, 20), "s", orders=CALMQA_ORDERS).row(0, named=True)
     assert uncovered["n_valid"] == 20 and uncovered["s"] is None and uncovered["metrics_coverage"] == 0.0
     # S_surf does not depend on metrics.
-    assert scores.score_cells(_scored_cell(0, 19, 20), "s_surf").row(0, named=True)["s_surf"] == round(100 * 19 / 39, 1)
+    assert scores.score_cells(_scored_cell(0, 19, 20), "s_surf", orders=CALMQA_ORDERS).row(0, named=True)[
+        "s_surf"
+    ] == round(100 * 19 / 39, 1)
 
 
 # ------------------------------------------------------------------------ comparisons of two groups
@@ -217,7 +220,7 @@ def test_a_share_is_compared_by_fishers_exact_test_not_ks():
 
 def test_comparison_aggregate_equals_scipy_on_the_pooled_high_resource_answers():
     frame = _comparison_frame()
-    table = scores.comparison_aggregate(frame, (HUMAN, AUTO), "s", "high")
+    table = scores.comparison_aggregate(frame, (HUMAN, AUTO), "s", CALMQA_ORDERS, "high")
     assert table["model"].to_list() == ["m1", "m2", scores.ALL_MODELS]
     for row in table.iter_rows(named=True):
         model = None if row["model"] == scores.ALL_MODELS else row["model"]
@@ -229,7 +232,7 @@ def test_comparison_aggregate_equals_scipy_on_the_pooled_high_resource_answers()
 
 def test_comparison_aggregate_pools_only_the_models_in_both_groups():
     frame = _comparison_frame().filter(~((pl.col("model") == "m2") & (pl.col("collection") == "auto")))
-    table = scores.comparison_aggregate(frame, (HUMAN, AUTO), "s", "high")
+    table = scores.comparison_aggregate(frame, (HUMAN, AUTO), "s", CALMQA_ORDERS, "high")
     m2 = table.filter(pl.col("model") == "m2").row(0, named=True)
     assert m2["n_b"] == 0 and m2["ks_d"] is None
     pooled = table.filter(pl.col("model") == scores.ALL_MODELS).row(0, named=True)
@@ -394,7 +397,7 @@ def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
         "Answer scores: the surface component only (paper Figure 9;"
     )
     with store.connect(surface_database) as con:
-        expected = scores.score_cells(scores.answer_scores(con), "s_surf")
+        expected = scores.score_cells(scores.answer_scores(con), "s_surf", orders=dimensions.Orders.of(con))
     assert pl.read_csv(out / "heatmap_s_surf.csv", schema=expected.schema).equals(expected)
     table = pl.read_csv(out / "scores_by_model.csv")
     # Only the score the database has: no row of dashes for the scores that need imported metrics.
@@ -506,11 +509,14 @@ def test_collection_comparison_notebook_with_auto_collected_answers(auto_answers
 def test_surface_heatmap_cells_carry_wilson_intervals_and_statuses(surface_database):
     with store.connect(surface_database) as con:
         rates = surface.rates_by_model_language(con)
-        cells = surface.metric_cells(rates, "pct_surface_ok")
+        orders = dimensions.Orders.of(con)
+        cells = surface.metric_cells(rates, "pct_surface_ok", orders)
     shown = cells.filter(pl.col("status").is_null())
     # In the suite's order: models as the paper lists them, question types culturally specific first.
     expected = dimensions.in_order(
-        rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)), ["model", "language", "question_type"]
+        rates.filter(~pl.col("unreliable") & (pl.col("n_answered") > 0)),
+        ["model", "language", "question_type"],
+        orders=orders,
     )
     assert shown.select("model", "language", "question_type").equals(
         expected.select("model", "language", "question_type")

@@ -5,9 +5,11 @@ import langid
 import numpy as np
 import polars as pl
 import pytest
+from orders import CALMQA_ORDERS
 
 from analysis import schema, store
 from analysis.analyses import surface as surface_tables
+from analysis.io.calmqa import PROVIDER_ERROR_CODES
 from analysis.pipeline import surface
 from analysis.pipeline.language_id import Identifier, LangidBatch, cld2_as_polyglot, normalise_code
 
@@ -146,7 +148,8 @@ def test_indicators_are_the_papers_substring_matches():
 
 
 def test_provider_error_codes():
-    assert [surface.provider_error_code(t) for t in ("", None, "OTHER", "SAFETY", "RECITATION", "Other things")] == [
+    texts = ("", None, "OTHER", "SAFETY", "RECITATION", "Other things")
+    assert [surface.provider_error_code(t, PROVIDER_ERROR_CODES) for t in texts] == [
         "empty",
         "empty",
         "OTHER",
@@ -154,6 +157,8 @@ def test_provider_error_codes():
         "RECITATION",
         None,
     ]
+    # A study that declares no code of its provider: only an empty answer is a provider error.
+    assert [surface.provider_error_code(t) for t in texts] == ["empty", "empty", None, None, None, None]
 
 
 def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
@@ -163,9 +168,10 @@ def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
             "text": ["", ENGLISH, GERMAN, " ".join(["the same words again and again here"] * 30), "OTHER"],
             "language": ["English", "Papiamento", "German", "English", "German"],
             "iso_code": ["en", "pap", "de", "en", "de"],
+            "identified": [True, False, True, True, True],
         }
     )
-    verdicts = surface.surface_verdicts(answers, processes=1, progress=False)
+    verdicts = surface.surface_verdicts(answers, PROVIDER_ERROR_CODES, processes=1, progress=False)
     rows = {r["answer_id"]: r for r in verdicts.iter_rows(named=True)}
     assert verdicts.columns == schema.ANSWER_SURFACE.column_names()
     for error, code in ((rows[1], "empty"), (rows[5], "OTHER")):
@@ -202,7 +208,7 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
         }
     )
     for metric in surface_tables.METRICS:
-        cells = surface_tables.metric_cells(rates, metric)
+        cells = surface_tables.metric_cells(rates, metric, CALMQA_ORDERS)
         # In the suite's order: culturally specific questions first.
         assert cells.select("language", "question_type").rows() == [
             ("German", "specific"),

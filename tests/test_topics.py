@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import polars as pl
 import pytest
+from orders import CALMQA_ORDERS
 
 from analysis.analyses import topics
 from analysis.viz import charts
@@ -18,8 +19,9 @@ def counts_frame(rows: list[tuple[str, str, int]]) -> pl.DataFrame:
 
 
 def test_no_matrix_note_names_the_selection():
-    assert topics.no_matrix_note("language", 10, "specific", "human") == (
-        "No language group has 10 or more culturally specific human-collected questions: there is no matrix to draw."
+    assert topics.no_matrix_note("language", 10, "specific", "human", CALMQA_ORDERS) == (
+        # the labels are made inert for Markdown: `human\-collected` shows as human-collected
+        "No language group has 10 or more culturally specific human\\-collected questions: there is no matrix to draw."
     )
 
 
@@ -171,7 +173,7 @@ def test_pooled_resource_similarity_equals_plain_python(con):
         counts[level][category] += 1
     high, low = ({c: n / sum(counts[k].values()) for c, n in counts[k].items()} for k in ("high", "low"))
     expected = sum(math.sqrt(high[c] * low.get(c, 0.0)) for c in high)
-    pooled = topics.pooled_resource_similarity(con).row(0, named=True)
+    pooled = topics.pooled_resource_similarity(con, "specific", "human").row(0, named=True)
     assert pooled["bc"] == pytest.approx(expected, abs=1e-12)
     assert pooled["high_questions"] == sum(counts["high"].values())
     assert pooled["low_questions"] == sum(counts["low"].values())
@@ -200,7 +202,7 @@ def test_unknown_grouping_column_is_an_error(con):
 def test_heatmap_has_both_values_in_the_tooltip():
     frame = counts_frame([("A", "x", 1), ("B", "x", 1), ("B", "y", 3)])
     similarity = topics.similarity_table(topics.Distributions.from_counts(frame, "language"))
-    spec = charts.similarity_heatmap(similarity, ["B", "A"], "language").to_dict()
+    spec = charts.similarity_heatmap(similarity, ["B", "A"], "language", None).to_dict()
     tooltip_fields = {t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]}
     assert {"group_a", "group_b", "bc", "hellinger"} <= tooltip_fields
     assert spec["layer"][1]["encoding"]["text"]["format"] == ".2f"
@@ -222,9 +224,16 @@ def test_summary_reports_extremes_dropped_groups_and_the_agnostic_caveat():
     kept, dropped = topics.split_by_size(topics.Distributions.from_counts(frame, "language"), 2)
     similarity = topics.similarity_table(kept)
     pooled = pl.DataFrame({"high_questions": [5], "low_questions": [4], "bc": [0.5], "hellinger": [0.7]})
-    text = topics.summary(kept, dropped, similarity, pooled, "specific", "human", 2)
+    text = topics.summary(kept, dropped, similarity, pooled, "specific", "human", 2, CALMQA_ORDERS, "calmqa")
     assert "The most similar pair is B and D (0.99)" in text
     assert "Left out for having fewer than 2 questions: A (1), C (1), E (1)." in text
+    assert "Pooled, the 5 questions of high-resource languages and the 4 of low-resource languages" in text
     assert "**0.500**" in text
     assert "agnostic" not in text
-    assert "by construction" in topics.summary(kept, dropped, similarity, pooled, "agnostic", "human", 2)
+    assert "by construction" in topics.summary(
+        kept, dropped, similarity, pooled, "agnostic", "human", 2, CALMQA_ORDERS, "calmqa"
+    )
+    # Only the paper's agnostic questions inherit their categories: another study's are compared as they are.
+    assert "by construction" not in topics.summary(
+        kept, dropped, similarity, pooled, "agnostic", "human", 2, CALMQA_ORDERS, None
+    )

@@ -1,12 +1,14 @@
-"""One vocabulary and honest encodings (issue 16): models by display name in the paper's order, question
-types culturally specific first, languages by resource level with a line between the groups, colour
-scales that say which end is good and percentages on 0-100, and the caveats beside the score heatmaps."""
+"""One vocabulary and honest encodings (issue 16): models by display name in the study's order (CaLMQA:
+the paper's), question types culturally specific first, languages by resource level with a line between
+the groups, colour scales that say which end is good and percentages on 0-100, and the caveats beside
+the score heatmaps; the orders read from the database (issue 24)."""
 
 import polars as pl
 import pytest
+from orders import CALMQA_ORDERS, PAPER_MODELS, calmqa_orders
 
 from analysis.analyses import dimensions, scores
-from analysis.core.vocabulary import MODELS
+from analysis.io.calmqa import MODELS
 from analysis.viz import charts, theme
 
 
@@ -18,7 +20,7 @@ def test_in_order_sorts_by_the_vocabulary_and_puts_unknown_values_last():
             "resource_level": ["low", "low", "high", "high", "high"],
         }
     )
-    ordered = dimensions.in_order(table, ["model", "question_type"])
+    ordered = dimensions.in_order(table, ["model", "question_type"], orders=CALMQA_ORDERS)
     position = {m.display_name: i for i, m in enumerate(MODELS)}
     paper = [m for m in ordered["model"] if m in position]
     assert paper == sorted(paper, key=position.get)
@@ -26,20 +28,25 @@ def test_in_order_sorts_by_the_vocabulary_and_puts_unknown_values_last():
     aya = ordered.filter(pl.col("model") == "Aya 13B")["question_type"].to_list()
     assert aya == ["specific", "agnostic"]
     # By default: whichever vocabulary columns the table has, in the order model, resource level, ...
-    assert dimensions.in_order(table).equals(dimensions.in_order(table, ["model", "resource_level", "question_type"]))
+    assert dimensions.in_order(table, orders=CALMQA_ORDERS).equals(
+        dimensions.in_order(table, ["model", "resource_level", "question_type"], orders=CALMQA_ORDERS)
+    )
 
 
 def test_orders_group_languages_by_resource_level_with_the_first_low_resource_language(con):
     orders = dimensions.Orders.of(con)
     levels = dict(con.sql("SELECT language, resource_level FROM languages").fetchall())
-    first_low = orders.languages.index(orders.divider(by_label=False))
+    [divider] = orders.dividers(by_label=False)
+    first_low = orders.languages.index(divider)
     assert {levels[language] for language in orders.languages[:first_low]} == {"high"}
     assert {levels[language] for language in orders.languages[first_low:]} == {"low"}
-    assert orders.models == dimensions.PAPER_MODELS
-    assert orders.divider() == orders.label(orders.divider(by_label=False))
+    assert orders.models == PAPER_MODELS
+    assert orders.dividers() == [orders.label(divider)]
+    assert orders.question_types == ("specific", "agnostic") and orders.resource_levels == ("high", "low")
+    assert orders.level_axis_title() == "high-resource languages, then (after the line) low-resource languages"
     # Leaving out the first low-resource language moves the line to the next one.
     without = orders.without(orders.languages[first_low])
-    assert without.divider(by_label=False) == orders.languages[first_low + 1]
+    assert without.dividers(by_label=False) == [orders.languages[first_low + 1]]
 
 
 def _layers(spec: dict) -> list[dict]:
@@ -58,12 +65,12 @@ def _surface_cells(metric: str) -> tuple[pl.DataFrame, dimensions.Orders]:
             metric: 40.0,
             "status": None,
         }
-        for m in dimensions.PAPER_MODELS[:2]
+        for m in PAPER_MODELS[:2]
         for language in languages
         for qt in ("agnostic", "specific")
     ]
-    return pl.DataFrame(rows, schema_overrides={"status": pl.String}), dimensions.Orders(
-        dimensions.PAPER_MODELS[:2], languages, languages, "Fijian"
+    return pl.DataFrame(rows, schema_overrides={"status": pl.String}), calmqa_orders(
+        PAPER_MODELS[:2], languages, languages, "Fijian"
     )
 
 
@@ -104,15 +111,17 @@ def test_score_caveats_are_computed_from_the_answers():
             "n_bytes": [100, 300, 5, 900, 1100, 2000],
         }
     )
-    surface_only, short = scores.heatmap_caveats(answers, ["s_surf"])
+    surface_only, short = scores.heatmap_caveats(answers, ["s_surf"], paper="calmqa")
     assert "Surface component only" in surface_only and "the database has no imported metrics" in surface_only
     assert "A's median answer without surface issues is 200 bytes, the other models' 1,100 bytes" in short
-    assert len(scores.heatmap_caveats(answers, ["s_surf", "s_fact", "s_rel", "s"])) == 1
+    assert len(scores.heatmap_caveats(answers, ["s_surf", "s_fact", "s_rel", "s"], paper="calmqa")) == 1
+    # a study of your own has no S to wait for
+    assert scores.heatmap_caveats(answers, ["s_surf"], paper=None) == [short]
     # After a partial import each heatmap says what it is: the surface one what the database lacks, the
     # S_fact one nothing about the surface component.
-    partial = scores.heatmap_caveats(answers, ["s_surf", "s_fact"])[0]
+    partial = scores.heatmap_caveats(answers, ["s_surf", "s_fact"], paper="calmqa")[0]
     assert "imported factuality but no relevance" in partial
-    assert scores.heatmap_caveats(answers, ["s_surf", "s_fact"], value="s_fact") == []
+    assert scores.heatmap_caveats(answers, ["s_surf", "s_fact"], value="s_fact", paper="calmqa") == []
 
 
 def test_score_caveat_on_the_release_names_the_model_with_the_shortest_clean_answers(con):

@@ -111,9 +111,9 @@ def verdict_counts(ratings: pl.DataFrame, verdict: str, question_type: str) -> p
         level_position=pl.col("level").replace_strict({lv: i for i, lv in enumerate(levels)}, return_dtype=pl.Int32),
         is_total=pl.col("language") == ALL_LANGUAGES,
     )
-    return dimensions.in_order(long, ["is_total", "language", "model", "level_position"]).select(
-        "language", "question_type", "model", "level", "level_position", "n_answers"
-    )
+    return dimensions.in_order(
+        long, ["is_total", "language", "model", "level_position"], orders=human_evaluation.PAPER_ORDERS
+    ).select("language", "question_type", "model", "level", "level_position", "n_answers")
 
 
 def verdict_summary(ratings: pl.DataFrame) -> str:

@@ -1,32 +1,32 @@
-"""The rules every analysis shares, each written once: one vocabulary for the models (their display
-names, in the paper's order), the question types (the paper's order: culturally specific first), the
-languages (by resource level, with the line between the two groups), their labels, and the
-unreliable-language rule.
+"""The rules every analysis shares, each written once, with their orders and labels read from the
+database (docs/studies.md): the models (by display name, in `models.position` order), the question
+types, collections and resource levels (`dimension_values`: their order and labels), the languages (by
+resource level, with a line between the levels), their labels, and the unreliable-language rule.
 
 Every table and chart names a model by its display name (`models.display_name`, e.g. Claude 3 Opus),
-never by its key (`claude-3-opus`), and lists models, languages and question types in these orders
-(`in_order`).
+never by its key (`claude-3-opus`), and lists models, resource levels and question types in the
+database's orders (`in_order`).
 
-The paper's pipeline cannot identify Balochi, Hiligaynon, Kirundi and Papiamento
-(`core.vocabulary.UNRELIABLE_LANGUAGES`): their answers have no language verdict (`language_correct`
-and `surface_ok` are NULL in `answer_surface`). Counts keep the detector's raw verdict for them
+A language is *unreliable* when the study's language verdicts do not judge its answers
+(`languages.identified` is false): the four languages the CaLMQA paper leaves out (its pipeline cannot
+identify Balochi, Hiligaynon, Kirundi and Papiamento), or a study's language the all-languages engine
+does not know. Their answers have no language verdict (`language_correct` and `surface_ok` are NULL in
+`answer_surface`). Counts keep the detector's raw verdict for them where there is one
 (`LANGUAGE_CORRECT_OR_RAW`, `SURFACE_OK_OR_RAW`); cells show them as not identified and aggregates
 leave them out unless asked, and their labels carry a dagger.
 
 The paper's tables and figures read the release's questions only (`from_release`): imports add models
-beside the paper's and never change a number the paper prints. Where the identification for all 23
-languages decides for them instead (notebook 10, or notebook 03 with `language_identification = "all"`),
-their labels carry a double dagger: beyond the paper.
+beside the paper's and never change a number the paper prints. Where the all-languages engine decides for
+them instead (notebook 10, or notebook 03 with `language_identification = "all"`), their labels carry a
+double dagger: beyond the paper.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import duckdb
 import polars as pl
-
-from ..core.vocabulary import MODELS, QUESTION_TYPES, RESOURCE_LEVELS, UNRELIABLE_LANGUAGES
 
 UNRELIABLE_MARK = " †"
 BEYOND_PAPER_MARK = " ‡"
@@ -34,16 +34,12 @@ BEYOND_PAPER_MARK = " ‡"
 # verdict standing in where the language cannot be identified reliably.
 LANGUAGE_CORRECT_OR_RAW = "coalesce(s.language_correct, s.language_match)"
 SURFACE_OK_OR_RAW = "coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repetition AND s.language_match)"
-# The paper's models by display name, in its order (imported models follow them, `model_order`).
-PAPER_MODELS = [m.display_name for m in MODELS]
-MODEL_DISPLAY_NAMES = {m.model: m.display_name for m in MODELS}
+# The grouping columns whose values `dimension_values` orders and labels.
+DIMENSIONS = ("question_type", "collection", "resource_level")
 # A model x language chart draws this many models at most, so that its rows stay legible however many are
-# imported: the release's models, then the imported ones that answered the most (`drawn_models`); its CSV
-# has every model's rows.
+# imported: the study's (or release's) models, then the imported ones that answered the most
+# (`drawn_models`); its CSV has every model's rows.
 MAX_DRAWN_MODELS = 20
-# The facets of every chart split by question type, and the rows of every table, in the paper's order.
-QUESTION_TYPE_ORDER = list(QUESTION_TYPES)
-RESOURCE_LEVEL_ORDER = list(RESOURCE_LEVELS)
 
 
 def from_release(alias: str = "q") -> str:
@@ -55,8 +51,26 @@ def from_release(alias: str = "q") -> str:
 
 
 def is_unreliable(language: str = "q.language") -> str:
-    """SQL: the language in the column `language` is one whose identification is unreliable."""
-    return f"{language} IN ({', '.join(repr(name) for name in sorted(UNRELIABLE_LANGUAGES))})"
+    """SQL: the language in the column `language` is one whose answers the study's language verdicts do
+    not judge (`languages.identified` is false)."""
+    return f"{language} IN (SELECT language FROM languages WHERE NOT identified)"
+
+
+MODEL_ORDER_SQL = "SELECT display_name FROM models ORDER BY position NULLS LAST, display_name"
+# The values of a grouping column that the data holds, in the study's order, with their labels.
+VALUES_SQL = """
+SELECT d.value, d.label FROM dimension_values d
+WHERE d.dimension = $dimension AND d.value IN (SELECT DISTINCT {column} FROM {table})
+ORDER BY d.position
+"""
+LANGUAGES_SQL = """
+SELECT l.language, l.resource_level, l.identified,
+       NOT l.identified AND l.language IN (SELECT a.language FROM answer_language_all i JOIN answers a USING (answer_id)
+                                           WHERE i.engine = 'ngram') AS engine_judged
+FROM languages l
+LEFT JOIN dimension_values d ON d.dimension = 'resource_level' AND d.value = l.resource_level
+ORDER BY d.position NULLS LAST, l.language
+"""
 
 
 def drawn_models(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_MODELS) -> list[str]:
@@ -74,96 +88,157 @@ def drawn_models(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_MODELS) 
 
 
 def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The models' display names in the paper's order (the vocabulary's), imported models after them
-    alphabetically: the order `in_order` sorts tables in."""
-    names = {r[0] for r in con.sql("SELECT display_name FROM models").fetchall()}
-    return [m for m in PAPER_MODELS if m in names] + sorted(names - set(PAPER_MODELS))
+    """The models' display names in the study's order (`models.position`), imported models after them by
+    display name: the order `in_order` sorts tables in."""
+    return [r[0] for r in con.sql(MODEL_ORDER_SQL).fetchall()]
+
+
+def values(con: duckdb.DuckDBPyConnection, dimension: str) -> dict[str, str]:
+    """The values of the grouping column `dimension` (`DIMENSIONS`) that the data holds, in the study's
+    order, with their labels."""
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"{dimension!r} is not a grouping column; expected one of {', '.join(DIMENSIONS)}")
+    table = "languages" if dimension == "resource_level" else "questions"
+    return dict(con.execute(VALUES_SQL.format(column=dimension, table=table), {"dimension": dimension}).fetchall())
 
 
 def language_order(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Languages grouped by resource level (high first), alphabetical within each group."""
-    return [r[0] for r in con.sql("SELECT language FROM languages ORDER BY resource_level, language").fetchall()]
+    """Languages grouped by resource level (in the study's order of the levels), by name within each."""
+    return [r[0] for r in con.sql(LANGUAGES_SQL).fetchall()]
 
 
 def language_labels(con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> dict[str, str]:
-    """Language -> label for figures: the four unreliable languages carry a dagger, or, when
-    `all_identified` (their verdicts come from the identification for all 23 languages), a double
-    dagger that marks their numbers as beyond the paper."""
-    mark = BEYOND_PAPER_MARK if all_identified else UNRELIABLE_MARK
-    return {language: language + (mark if language in UNRELIABLE_LANGUAGES else "") for language in language_order(con)}
+    """Language -> label for figures: a language the study's verdicts do not identify carries a dagger,
+    or, when `all_identified` (the all-languages engine's verdicts are shown) and the engine judged its
+    answers, a double dagger that marks its numbers as beyond the paper."""
+    labels = {}
+    for language, _, identified, engine_judged in con.sql(LANGUAGES_SQL).fetchall():
+        mark = "" if identified else BEYOND_PAPER_MARK if all_identified and engine_judged else UNRELIABLE_MARK
+        labels[language] = language + mark
+    return labels
 
 
 @dataclass(frozen=True)
 class Orders:
-    """The axes of a model x language chart: models in the paper's order (and those it draws,
-    `drawn_models`: None draws all), languages (and their labels, as `language_labels` gives them) by
-    resource level, the first low-resource language (where the charts draw the line between the
-    groups), and the question types in the paper's order."""
+    """The axes of a chart and the order of a table: models in the study's order (and those a model x language chart draws,
+    `drawn_models`: None draws all), languages (and their
+    labels, as `language_labels` gives them) by resource level, the first language of each level after
+    the first (where the charts draw a line between the levels), and the question types, resource
+    levels and collections the data holds, in the study's order, with their labels."""
 
     models: list[str]
     languages: list[str]
     labels: list[str]
-    first_low_resource: str | None = None
-    question_types: tuple[str, ...] = QUESTION_TYPES
+    level_starts: tuple[str, ...] = ()
+    question_types: tuple[str, ...] = ()
+    question_type_labels: dict[str, str] = field(default_factory=dict)
+    resource_levels: tuple[str, ...] = ()
+    resource_level_labels: dict[str, str] = field(default_factory=dict)
+    collections: tuple[str, ...] = ()
+    collection_labels: dict[str, str] = field(default_factory=dict)
+    # Each language's resource level (None without one).
+    levels_of: dict[str, str | None] = field(default_factory=dict)
     drawn: list[str] | None = None
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> Orders:
         labels = language_labels(con, all_identified)
-        low = [
-            r[0]
-            for r in con.sql("SELECT language FROM languages WHERE resource_level = 'low' ORDER BY language").fetchall()
-        ]
+        rows = con.sql(LANGUAGES_SQL).fetchall()
+        levels_of = {language: level for language, level, _, _ in rows}
+        starts = tuple(rows[i][0] for i in range(1, len(rows)) if rows[i][1] != rows[i - 1][1])
+        question_types, resource_levels, collections = (
+            values(con, dimension) for dimension in ("question_type", "resource_level", "collection")
+        )
         return cls(
-            model_order(con), list(labels), list(labels.values()), low[0] if low else None, drawn=drawn_models(con)
+            model_order(con),
+            list(labels),
+            list(labels.values()),
+            starts,
+            tuple(question_types),
+            question_types,
+            tuple(resource_levels),
+            resource_levels,
+            tuple(collections),
+            collections,
+            levels_of,
+            drawn_models(con),
         )
 
     def label(self, language: str) -> str:
         return self.labels[self.languages.index(language)]
 
-    def divider(self, by_label: bool = True) -> str | None:
-        """The language (or its label) before which the low-resource languages start."""
-        if self.first_low_resource is None or self.first_low_resource not in self.languages:
+    def dividers(self, by_label: bool = True) -> list[str]:
+        """The languages (or their labels) before which a new resource level starts."""
+        present = [language for language in self.level_starts if language in self.languages]
+        return [self.label(language) for language in present] if by_label else present
+
+    def groups(self, present: list[str]) -> list[tuple[str, list[str]]]:
+        """The languages of `present`, in this order, as one titled group per resource level (its label
+        and `languages`, e.g. `high-resource languages`), and whatever else `present` holds (a total) as a
+        last, untitled group."""
+        ordered = [language for language in self.languages if language in present]
+        groups: dict[str | None, list[str]] = {}
+        for language in ordered:
+            groups.setdefault(self.levels_of.get(language), []).append(language)
+        titled = [(self.level_title(level), members) for level, members in groups.items()]
+        rest = [value for value in present if value not in self.languages]
+        return titled + ([("", rest)] if rest else [])
+
+    def level_title(self, level: str | None) -> str:
+        """How a chart titles the languages of a resource level: `high-resource languages`."""
+        if level is None:
+            return "languages without a resource level" if self.resource_levels else ""
+        return f"{self.resource_level_labels.get(level, level)}-resource languages"
+
+    def level_axis_title(self) -> str | None:
+        """The title of a language axis with a line between the resource levels, or None without levels."""
+        titles = [self.level_title(level) for level in self.resource_levels]
+        if len(titles) < 2:
             return None
-        return self.label(self.first_low_resource) if by_label else self.first_low_resource
+        if len(titles) == 2:
+            return f"{titles[0]}, then (after the line) {titles[1]}"
+        return ", then ".join(titles) + " (a line between the levels)"
 
     def without(self, language: str) -> Orders:
-        """The same orders with `language` left out (the line between the groups kept)."""
+        """The same orders with `language` left out (the lines between the levels kept)."""
         kept = [i for i, name in enumerate(self.languages) if name != language]
-        first_low = self.first_low_resource
-        if first_low == language:
+        starts: list[str | None] = list(self.level_starts)
+        if language in starts:
             later = self.languages[self.languages.index(language) + 1 :]
-            first_low = later[0] if later else None
+            level = self.levels_of.get(language)
+            following = [other for other in later if self.levels_of.get(other) == level]
+            starts[starts.index(language)] = following[0] if following else None
         return replace(
             self,
             languages=[self.languages[i] for i in kept],
             labels=[self.labels[i] for i in kept],
-            first_low_resource=first_low,
+            level_starts=tuple(s for s in starts if s is not None),
         )
 
+    def positions(self, column: str) -> list[str] | None:
+        """The order of the values of `column` that `in_order` sorts by (None: as the values sort)."""
+        return {
+            "model": self.models,
+            "resource_level": list(self.resource_levels),
+            "question_type": list(self.question_types),
+            "collection": list(self.collections),
+        }.get(column)
 
-def in_order(
-    table: pl.DataFrame,
-    by: list[str] | None = None,
-    *,
-    models: list[str] | None = None,
-    languages: list[str] | None = None,
-) -> pl.DataFrame:
+
+# Columns `in_order` sorts by default, in this order, when the table has them.
+ORDERED_COLUMNS = ("model", "resource_level", "language", "question_type")
+
+
+def in_order(table: pl.DataFrame, by: list[str] | None = None, *, orders: Orders) -> pl.DataFrame:
     """`table` sorted by the columns `by` (by default whichever of model, resource level, language and
-    question type it has), each column of the vocabulary in the suite's order: models as in `models` (by
-    default the paper's), resource levels high first, languages as in `languages` (by default
-    alphabetical), question types as the paper has them; values it does not know come after the known
-    ones, alphabetically. Other columns sort as they are."""
-    orders = {
-        "model": models or PAPER_MODELS,
-        "resource_level": RESOURCE_LEVEL_ORDER,
-        "language": languages,
-        "question_type": QUESTION_TYPE_ORDER,
-    }
-    by = by or [c for c in orders if c in table.columns]
+    question type it has), each grouping column in the study's order (`Orders.positions`: models,
+    resource levels, question types, collections; languages alphabetically); values the orders do not
+    know come after the known ones, alphabetically. Other columns sort as they are."""
+    by = by or [c for c in ORDERED_COLUMNS if c in table.columns]
     keys: list[pl.Expr] = []
     for column in by:
-        if (order := orders.get(column)) is not None:
+        order = orders.positions(column)
+        if order is not None:
             position = {value: i for i, value in enumerate(order)}
             keys.append(pl.col(column).replace_strict(position, default=len(position), return_dtype=pl.Int32))
         keys.append(pl.col(column))

@@ -1,5 +1,7 @@
-"""Human evaluation (docs/methods.md, section 05 Human evaluation): the rating tables and distributions, the cumulative link
-mixed models of the native-speaker ratings, and their results worded as sentences.
+"""The CaLMQA paper's human evaluation (docs/methods.md, section 05 Human evaluation; a paper-only section
+of notebook 05): the rating tables and distributions, the cumulative link mixed models of the 300
+native-speaker ratings, and their results worded as sentences. The generic analysis of any study's
+ratings, criterion by criterion, is `analyses.ratings`.
 
 The models themselves are fitted by `analysis.stats.r_models` (R's `ordinal`, `emmeans`; pymer4). Reference
 levels follow the paper: Claude 3 Opus for the model, culturally specific for the question type, and
@@ -15,11 +17,12 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from ..core import vocabulary
 from ..core.text import inert
+from ..io import calmqa as vocabulary
 from ..stats import r_models
 from ..stats.intervals import z_value
 from . import dimensions
+from . import ratings as generic_ratings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +34,11 @@ REFERENCE_MODEL = "claude-3-opus"
 RATED_MODELS = (REFERENCE_MODEL,) + tuple(
     m.model for m in vocabulary.MODELS if m.ratings_name and m.model != REFERENCE_MODEL
 )
-DISPLAY_NAME = dimensions.MODEL_DISPLAY_NAMES
+DISPLAY_NAME = vocabulary.DISPLAY_NAMES
+# The paper's orders of its models and question types, for its tables (imported models after, by name).
+PAPER_ORDERS = dimensions.Orders(
+    [m.display_name for m in vocabulary.MODELS], [], [], question_types=vocabulary.QUESTION_TYPES
+)
 MODEL_KEY = {name: key for key, name in DISPLAY_NAME.items()}
 # Factor levels for R, reference level first.
 LEVELS = {
@@ -47,23 +54,34 @@ INTERACTION = "model * question_type"
 RANDOM_INTERCEPT = "(1 | annotator)"
 BINARY_OUTCOMES = {"no_factuality_issue": ("factuality", "none"), "no_omission": ("omissions", "none")}
 
+# The paper's four criteria side by side, one row per rated answer.
 RATINGS_SQL = """
-SELECT r.rating_id, r.language, r.annotator, r.question_type, m.display_name AS model, r.rating, r.factuality,
-       r.omissions, r.language_correct
+SELECT r.rating_id, q.language, r.annotator, q.question_type, m.display_name AS model,
+       CAST(any_value(r.level) FILTER (r.criterion = 'rating') AS TINYINT) AS rating,
+       any_value(r.level) FILTER (r.criterion = 'factuality') AS factuality,
+       any_value(r.level) FILTER (r.criterion = 'omissions') AS omissions,
+       any_value(r.level) FILTER (r.criterion = 'language_correct') AS language_correct
 FROM ratings r
+JOIN questions q USING (question_id)
 JOIN models m USING (model)
+GROUP BY r.rating_id, q.language, r.annotator, q.question_type, m.display_name
 ORDER BY r.rating_id
 """
 
 
 def ratings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """The human ratings, one row per rated answer (the model by its display name)."""
+    """The human ratings, one row per rated answer with the paper's four criteria as columns (the model
+    by its display name)."""
     return con.sql(RATINGS_SQL).pl()
 
 
 DESIGN_SQL = """
-WITH rated AS (
-    SELECT r.*, q.name FROM ratings r JOIN questions q USING (question_id)
+WITH rated AS (  -- one row per rated answer (`ratings` is long: one row per criterion)
+    SELECT r.rating_id, any_value(r.question_id) AS question_id, any_value(r.model) AS model,
+           any_value(r.annotator) AS annotator, any_value(q.language) AS language,
+           any_value(q.question_type) AS question_type, any_value(q.name) AS name
+    FROM ratings r JOIN questions q USING (question_id)
+    GROUP BY r.rating_id
 ), per_cell AS (
     SELECT model, question_type, count(*) AS n FROM rated GROUP BY ALL
 ), per_language AS (
@@ -127,20 +145,9 @@ def random_effect_note(table: pl.DataFrame) -> str:
 
 
 def rating_distribution(table: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
-    """Number and share of each rating 1 to 5 within each group of `by` (zero counts included)."""
-    by = list(by)
-    levels = pl.DataFrame({"rating": list(vocabulary.RATING_LEVELS)}, schema={"rating": table.schema["rating"]})
-    counts = table.group_by(by + ["rating"]).agg(n=pl.len())
-    return (
-        table.select(by)
-        .unique()
-        .join(levels, how="cross")
-        .join(counts, on=by + ["rating"], how="left")
-        .with_columns(pl.col("n").fill_null(0).cast(pl.Int64))
-        .with_columns(share=pl.col("n") / pl.col("n").sum().over(by))
-        .with_columns(mean_rating=((pl.col("rating") * pl.col("n")).sum() / pl.col("n").sum()).over(by))
-        .pipe(dimensions.in_order, by + ["rating"])
-    )
+    """Number and share of each rating 1 to 5 within each group of `by` (zero counts included), and the
+    mean rating."""
+    return generic_ratings.level_distribution(table, "rating", vocabulary.RATING_LEVELS, by, PAPER_ORDERS, numeric=True)
 
 
 def verdict_counts(table: pl.DataFrame, verdict: str) -> pl.DataFrame:
@@ -153,7 +160,7 @@ def verdict_counts(table: pl.DataFrame, verdict: str) -> pl.DataFrame:
     counts = table.group_by(keys).agg(
         *[(pl.col(verdict) == level).sum().cast(pl.Int64).alias(level) for level in levels], n=pl.len()
     )
-    return dimensions.in_order(counts, keys)
+    return dimensions.in_order(counts, keys, orders=PAPER_ORDERS)
 
 
 def expit(x: float) -> float:

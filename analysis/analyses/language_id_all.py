@@ -5,7 +5,6 @@ rates with every language identified, and how the verdicts changed for the four 
 import duckdb
 import polars as pl
 
-from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from . import dimensions, surface
 
 # Per model, language and question type: the counts that need a language verdict, from this table.
@@ -26,18 +25,24 @@ GROUP BY ALL
 def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """`surface.rates_by_model_language` with every language identified: the counts and shares that need
     a language verdict (`n_correct_language`, `n_surface_ok` and their shares) come from this table;
-    `unreliable` is false throughout and `beyond_paper` marks the four languages. `surface.metric_cells`,
+    `beyond_paper` marks the languages the engine identified where the study's verdicts do not (CaLMQA's
+    four), and `unreliable` is left only to a language no engine identifies. `surface.metric_cells`,
     `surface.rates_by_model` and `surface.summary` take it as they take the paper's."""
     counts = con.sql(LANGUAGE_COUNTS_SQL).pl()
     by = ["model", "language", "question_type"]
+    beyond_paper = [
+        language
+        for language, label in dimensions.language_labels(con, all_identified=True).items()
+        if label.endswith(dimensions.BEYOND_PAPER_MARK)
+    ]
     rates = (
         surface.rates_by_model_language(con)
         .drop("n_correct_language", "n_surface_ok")
         .join(counts, on=by, how="left", maintain_order="left")
         .with_columns(
             pl.col("n_correct_language", "n_surface_ok").fill_null(0),
-            unreliable=pl.lit(False),
-            beyond_paper=pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)),
+            unreliable=pl.col("unreliable") & ~pl.col("language").is_in(beyond_paper),
+            beyond_paper=pl.col("language").is_in(beyond_paper),
             language_label=pl.col("language").replace_strict(dimensions.language_labels(con, all_identified=True)),
         )
     )

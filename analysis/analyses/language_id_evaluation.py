@@ -12,8 +12,8 @@ import duckdb
 import polars as pl
 
 from ..core.text import inert
-from ..core.vocabulary import NEIGHBOURS
-from ..core.vocabulary import UNRELIABLE_LANGUAGES as TARGETS
+from ..io.calmqa import NEIGHBOURS
+from ..io.calmqa import UNRELIABLE_LANGUAGES as TARGETS
 
 # `read` is how notebook 10 reads the evaluation's files.
 from ..io.language_id_evaluation import ENGINE_DETAILS, ENGINES, read  # noqa: F401
@@ -267,16 +267,17 @@ def engine_titles(meta: dict) -> pl.DataFrame:
 # ---------------------------------------------------------------- agreement with the annotators
 
 RATED_SQL = f"""
-SELECT r.rating_id, r.language, m.display_name AS model, r.language_correct AS annotator_label,
+SELECT r.rating_id, q.language, m.display_name AS model, r.level AS annotator_label,
        s.detected_language AS paper_verdict, s.detected_language = l.iso_code AS paper_correct,
        i.detected_language AS new_verdict, round(i.ngram_margin, 3) AS ngram_margin, i.language_correct AS new_correct, a.text
 FROM ratings r
-JOIN languages l USING (language)
+JOIN questions q ON q.question_id = r.question_id
+JOIN languages l ON l.language = q.language
 JOIN answer_language_all i USING (answer_id)
 JOIN answer_surface s USING (answer_id)
 JOIN answers a USING (answer_id)
 JOIN models m ON m.model = r.model
-WHERE {dimensions.is_unreliable("r.language")}
+WHERE r.criterion = 'language_correct' AND {dimensions.is_unreliable("q.language")}
 ORDER BY r.rating_id
 """
 ANNOTATOR_VERDICT = {"yes": True, "no": False}  # `partially` has no counterpart in a two-valued verdict

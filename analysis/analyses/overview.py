@@ -1,5 +1,10 @@
-"""Dataset overview (docs/methods.md, section 01 Dataset overview): the paper's Tables 4 and 10,
-Figures 1 and 5 and the counts its text gives of the dataset, computed in SQL from the release.
+"""Dataset overview (docs/methods.md, section 01 Dataset overview): questions and answers per language,
+question type, category and collection, their lengths, the languages and the categories of any study;
+for the CaLMQA study, the paper's Tables 4 and 10, Figures 1 and 5 and the counts its text gives of the
+dataset (a paper-only section), computed in SQL from the release.
+
+The paper's tables and figures count its human-collected questions (and its topics, the culturally
+specific ones): `selection` gives a study's selection of questions, the paper's for the paper's study.
 """
 
 import duckdb
@@ -7,11 +12,43 @@ import polars as pl
 
 from ..core.text import inert
 from ..io import paper
-from . import dimensions
+from . import dimensions, topics
 
-# The paper's counts are of the release's questions (imported ones, of any collection, left out).
+# The counts are of the study's (the release's) questions: imported ones, of any collection, left out.
 RELEASE, RELEASE_QUESTION = dimensions.from_release(""), dimensions.from_release("q")
-# Population standard deviation (ddof = 0) and one decimal, as the paper prints them.
+
+
+def selection(paper: str | None) -> tuple[str | None, str | None]:
+    """(question type, collection) of the questions whose topics the overview counts: the paper's
+    human-collected culturally specific questions for the paper's study, every question otherwise."""
+    return topics.selection("default", "default", paper)
+
+
+QUESTION_COUNTS_SQL = """
+WITH answered AS (
+    SELECT a.question_id, count(*) AS n_answers, count(DISTINCT a.model) AS n_models,
+           count(*) FILTER (a.answer_id IN (SELECT answer_id FROM ratings)) AS n_rated_answers
+    FROM answers a WHERE NOT a.is_human GROUP BY a.question_id
+)
+SELECT l.resource_level, q.language, q.question_type, q.collection, count(*) AS n_questions,
+       coalesce(sum(w.n_answers), 0)::BIGINT AS n_answers, coalesce(max(w.n_models), 0)::BIGINT AS n_models,
+       coalesce(sum(w.n_rated_answers), 0)::BIGINT AS n_rated_answers
+FROM questions q JOIN languages l USING (language) LEFT JOIN answered w USING (question_id)
+GROUP BY ALL
+"""
+
+
+def question_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Questions and model answers per language, question type and collection: the number of questions,
+    of the models' answers to them, of the models that answered, and of the answers with human ratings;
+    languages by resource level, question types and collections in the study's order."""
+    orders = dimensions.Orders.of(con)
+    by = ["resource_level", "language", "question_type", "collection"]
+    return dimensions.in_order(con.sql(QUESTION_COUNTS_SQL).pl(), by, orders=orders)
+
+
+# Population standard deviation (ddof = 0) and one decimal, as the paper prints them. `$collection`
+# (NULL: every collection) selects the questions; human reference answers are those of the release.
 TABLE4_SQL = f"""
 WITH question_stats AS (
     SELECT language, question_type,
@@ -19,7 +56,7 @@ WITH question_stats AS (
            avg(n_bytes) AS question_bytes_mean,
            stddev_pop(n_bytes) AS question_bytes_std
     FROM questions
-    WHERE {RELEASE}
+    WHERE (CAST($collection AS VARCHAR) IS NULL OR collection = $collection) AND {RELEASE}
     GROUP BY language, question_type
 ), answer_stats AS (
     SELECT q.language, q.question_type,
@@ -27,7 +64,8 @@ WITH question_stats AS (
            avg(a.n_bytes) AS answer_bytes_mean,
            stddev_pop(a.n_bytes) AS answer_bytes_std
     FROM answers a JOIN questions q USING (question_id)
-    WHERE a.is_human AND NOT a.is_dot_points AND {RELEASE_QUESTION}
+    WHERE a.is_human AND NOT a.is_dot_points AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection)
+      AND {RELEASE_QUESTION}
     GROUP BY q.language, q.question_type
 )
 SELECT l.resource_level, s.language, s.question_type, s.n_questions,
@@ -38,8 +76,7 @@ SELECT l.resource_level, s.language, s.question_type, s.n_questions,
        round(a.answer_bytes_std, 1) AS answer_bytes_std
 FROM question_stats s
 JOIN languages l USING (language)
-LEFT JOIN answer_stats a USING (language, question_type)
-ORDER BY l.resource_level, s.language, s.question_type DESC
+LEFT JOIN answer_stats a ON a.language = s.language AND a.question_type IS NOT DISTINCT FROM s.question_type
 """
 
 CATEGORY_COUNTS_SQL = f"""
@@ -48,45 +85,69 @@ FROM categories c
 CROSS JOIN languages l
 LEFT JOIN questions q
        ON q.category = c.category AND q.language = l.language
-      AND q.question_type = 'specific' AND {RELEASE_QUESTION}
+      AND (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
+      AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION}
 GROUP BY c.category, l.language, l.resource_level
 ORDER BY c.category, l.language
 """
 
 
-def question_length_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Table 4: per language and question type, the number of questions and the byte lengths of
-    questions and of human reference answers (plain `human` answers, not the dot-point variant)."""
-    return con.sql(TABLE4_SQL).pl()
+def question_length_table(con: duckdb.DuckDBPyConnection, paper: str | None) -> pl.DataFrame:
+    """Per language and question type (Table 4's layout), the number of questions and the byte lengths of
+    questions and of human reference answers (plain `human` answers, not the dot-point variant; a study's
+    answers are models'), languages by resource level. The paper's Table 4 is over its human-collected
+    questions."""
+    _, collection = selection(paper)
+    table = con.sql(TABLE4_SQL, params={"collection": collection}).pl()
+    return dimensions.in_order(table, ["resource_level", "language", "question_type"], orders=dimensions.Orders.of(con))
 
 
-def specific_category_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Figure 5: culturally specific questions by category and language (zero where there are none), and
-    each count as a % of the language's culturally specific questions (one decimal; null for a language
-    without any)."""
-    counts = con.sql(CATEGORY_COUNTS_SQL).pl()
+def category_counts(con: duckdb.DuckDBPyConnection, paper: str | None) -> pl.DataFrame:
+    """Questions by category and language (zero where there are none; the paper's Figure 5 for its
+    culturally specific questions), and each count as a % of the language's questions of the selection
+    (one decimal; null for a language without any)."""
+    question_type, collection = selection(paper)
+    counts = con.sql(CATEGORY_COUNTS_SQL, params={"question_type": question_type, "collection": collection}).pl()
     total = pl.col("n_questions").sum().over("language")
     return counts.with_columns(pct_of_language=pl.when(total > 0).then(100 * pl.col("n_questions") / total).round(1))
 
 
-def summary(lengths: pl.DataFrame, categories: pl.DataFrame) -> str:
-    """The overview's findings in words, computed from its two tables."""
-    by_type = lengths.group_by("question_type").agg(pl.col("n_questions").sum())
-    n = dict(by_type.iter_rows())
-    specific = lengths.filter(pl.col("question_type") == "specific")
-    largest = specific.sort("n_questions", descending=True).row(0, named=True)
-    smallest = specific.sort("n_questions").row(0, named=True)
-    top = categories.group_by("category").agg(pl.col("n_questions").sum()).sort("n_questions", descending=True)
-    top_category = top.row(0, named=True)
-    share = top_category["n_questions"] / max(n.get("specific", 0), 1)
-    return (
-        f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages: "
-        f"{n.get('specific', 0):,} culturally specific and {n.get('agnostic', 0):,} culturally agnostic. "
-        f"{inert(largest['language'])} has the most culturally specific questions ({largest['n_questions']}), "
-        f"{inert(smallest['language'])} the fewest ({smallest['n_questions']}). "
-        f"The most common topic is *{inert(top_category['category'])}* ({top_category['n_questions']} questions, "
-        f"{share:.0%} of the culturally specific ones)."
+def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.Orders, paper: str | None) -> str:
+    """The overview's findings in words, computed from its two tables: the questions per question type,
+    the languages with the most and the fewest questions of the selection, and the commonest category."""
+    question_type, collection = selection(paper)
+    n = dict(lengths.group_by("question_type").agg(pl.col("n_questions").sum()).iter_rows())
+    kinds = [kind for kind in orders.question_types if n.get(kind)]
+    by_kind = " and ".join(f"{n[kind]:,} {orders.question_type_labels[kind]}" for kind in kinds)
+    what = inert(topics.describe_selection(question_type, collection, orders))  # Markdown
+    chosen = lengths.filter(pl.col("question_type") == question_type) if question_type else lengths
+    per_language = chosen.group_by("language").agg(pl.col("n_questions").sum())
+    largest = per_language.sort("n_questions", "language", descending=[True, False]).row(0, named=True)
+    smallest = per_language.sort("n_questions", "language").row(0, named=True)
+    parts = [
+        f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages"
+        + (f": {by_kind}." if by_kind else ".")
+    ]
+    if largest["n_questions"] == smallest["n_questions"]:
+        parts.append(f"Every language has {largest['n_questions']} {what}.")
+    else:
+        parts.append(
+            f"{inert(largest['language'])} has the most {what} ({largest['n_questions']}), "
+            f"{inert(smallest['language'])} the fewest ({smallest['n_questions']})."
+        )
+    top = (
+        categories.group_by("category")
+        .agg(pl.col("n_questions").sum())
+        .sort("n_questions", "category", descending=[True, False])
     )
+    if top.height and top["n_questions"][0] > 0:
+        top_category = top.row(0, named=True)
+        share = top_category["n_questions"] / max(top["n_questions"].sum(), 1)
+        parts.append(
+            f"The most common topic is *{inert(top_category['category'])}* ({top_category['n_questions']} questions, "
+            f"{share:.0%} of the {what.removesuffix('questions') + 'ones' if what != 'questions' else 'questions'})."
+        )
+    return " ".join(parts)
 
 
 # The counts the paper's text gives of the release's questions (Sections 1 to 3, Appendices A and B, the
@@ -187,7 +248,8 @@ TOP_CATEGORY_SQL = f"""
 WITH counts AS (
     SELECT q.language, l.resource_level, q.category, count(*) AS n_questions
     FROM questions q JOIN languages l USING (language)
-    WHERE q.question_type = 'specific' AND {RELEASE_QUESTION} AND q.category IS NOT NULL
+    WHERE (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
+      AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION} AND q.category IS NOT NULL
     GROUP BY ALL
 ), ranked AS (
     SELECT *, rank() OVER (PARTITION BY language ORDER BY n_questions DESC) AS place,
@@ -197,32 +259,56 @@ WITH counts AS (
 SELECT resource_level, language, category AS top_category, n_questions, language_questions,
        round(100 * n_questions / language_questions, 1) AS pct_of_language
 FROM ranked WHERE place = 1
-ORDER BY resource_level, language, top_category
 """
 
 
-def top_categories(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Each language's most frequent category of culturally specific questions (every one of a tie)."""
-    return con.sql(TOP_CATEGORY_SQL).pl()
+def top_categories(con: duckdb.DuckDBPyConnection, paper: str | None) -> pl.DataFrame:
+    """Each language's most frequent category of the selection's questions (every one of a tie; the paper's
+    Appendix B: of the culturally specific questions), languages by resource level."""
+    question_type, collection = selection(paper)
+    table = con.sql(TOP_CATEGORY_SQL, params={"question_type": question_type, "collection": collection}).pl()
+    orders = dimensions.Orders.of(con)
+    return dimensions.in_order(table, ["resource_level", "language", "top_category"], orders=orders)
 
 
 def top_category_counts(top: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Per resource level and category: in how many of the level's languages it is the top category
     (Appendix B: religion and customs tops 10 of the 12 low-resource languages)."""
     levels = con.sql("SELECT resource_level, count(*) AS n_languages_in_level FROM languages GROUP BY ALL").pl()
-    return (
+    counts = (
         top.group_by("resource_level", "top_category")
         .agg(pl.len().alias("n_languages"), pl.col("language").sort().str.join(", ").alias("languages"))
-        .join(levels, on="resource_level")
-        .sort("resource_level", "n_languages", "top_category", descending=[False, True, False])
+        .join(levels, on="resource_level", nulls_equal=True)
+        .sort("n_languages", "top_category", descending=[True, False])
     )
+    return dimensions.in_order(counts, ["resource_level"], orders=dimensions.Orders.of(con))
+
+
+# The columns of `languages` that describe a language, in the order Table 10 shows them.
+LANGUAGE_COLUMNS = (
+    "language",
+    "iso_code",
+    "resource_level",
+    "family",
+    "branch",
+    "morphology",
+    "word_order",
+    "script",
+    "region",
+    "speakers",
+)
 
 
 def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Table 10: the languages with their linguistic and usage information, as the release's
-    languages.csv gives them; `speakers` as printed, `speakers_low`/`speakers_high` as numbers (they
-    differ only where a range is given, Kirundi's 12-13M)."""
-    table = con.sql("SELECT * FROM languages ORDER BY resource_level, language").pl()
+    """The languages with what the study gives of them (the paper's Table 10: linguistic and usage
+    information, as the release's languages.csv gives it), by resource level; a column no language has a
+    value in is left out. `speakers` as printed, `speakers_low`/`speakers_high` as numbers (they differ
+    only where a range is given, Kirundi's 12-13M)."""
+    table = con.sql(f"SELECT {', '.join(LANGUAGE_COLUMNS)} FROM languages").pl()
+    table = dimensions.in_order(table, ["resource_level", "language"], orders=dimensions.Orders.of(con))
+    table = table.select(c for c in LANGUAGE_COLUMNS if c in ("language", "iso_code") or table[c].is_not_null().any())
+    if "speakers" not in table.columns:
+        return table
     bounds = [_speaker_bounds(text) for text in table["speakers"].to_list()]
     return table.with_columns(
         speakers_low=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
@@ -254,17 +340,26 @@ def _speaker_bounds(text: str | None) -> tuple[float | None, float | None]:
 # ---------------------------------------------------------------- Figure 1: the topic treemap
 
 
-def category_treemap_table(con: duckdb.DuckDBPyConnection, width: float = 100.0, height: float = 60.0) -> pl.DataFrame:
-    """Figure 1: the categories of the culturally specific questions as a squarified treemap, each box's
-    area proportional to its number of questions; `x0`..`y1` are the box in a `width` x `height` frame."""
-    counts = con.sql(f"""
+def category_treemap_table(
+    con: duckdb.DuckDBPyConnection, paper: str | None, width: float = 100.0, height: float = 60.0
+) -> pl.DataFrame:
+    """The categories of the selection's questions as a squarified treemap (the paper's Figure 1, of its
+    culturally specific questions), each box's area proportional to its number of questions; `x0`..`y1`
+    are the box in a `width` x `height` frame."""
+    question_type, collection = selection(paper)
+    counts = con.sql(
+        f"""
         SELECT c.category, c.description, c.examples[1] AS example, count(q.question_id) AS n_questions
         FROM categories c
-        LEFT JOIN questions q ON q.category = c.category AND q.question_type = 'specific' AND {RELEASE_QUESTION}
+        LEFT JOIN questions q ON q.category = c.category
+             AND (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
+             AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION}
         GROUP BY ALL
         HAVING count(q.question_id) > 0
         ORDER BY n_questions DESC, c.category
-    """).pl()
+    """,
+        params={"question_type": question_type, "collection": collection},
+    ).pl()
     total = counts["n_questions"].sum()
     boxes = squarify([n * width * height / total for n in counts["n_questions"].to_list()], 0.0, 0.0, width, height)
     return counts.with_columns(

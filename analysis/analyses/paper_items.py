@@ -1,17 +1,17 @@
-"""Which paper item an output of notebooks 04 and 06 reproduces, decided from what the data holds and
-what the parameters ask: their titles and file names name a figure or table of the CaLMQA paper only
-when the output is that item, and say `beyond the paper` otherwise.
+"""Which paper item an output reproduces, decided from what the study declares (`study.paper`), what the
+data holds and what the parameters ask: titles and file names name a figure or table of the CaLMQA paper
+only when the output is that item (say `beyond the paper` otherwise), and never for a study of your own.
 
 Without imported factuality and relevance metrics, notebook 04 can draw the surface component only;
 without auto-collected questions, notebook 06 compares other groups of answers than the paper did.
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
-from ..core.vocabulary import QUESTION_TYPES
+from ..io.calmqa import QUESTION_TYPES as PAPER_QUESTION_TYPES
 from ..io.paper import PAPER_PAGES, PAPERS, load_items  # noqa: F401 - notebook 08 reads the items through here
 
 # The paper's heatmap of each per-answer score (`scores.SCORES`) and of each surface metric (`surface.METRICS`).
@@ -19,25 +19,32 @@ SCORE_FIGURES = {"s": "Figure 2", "s_surf": "Figure 9", "s_fact": "Figure 10", "
 SURFACE_FIGURES = {"pct_correct_language": "Figure 13", "pct_repetition": "Figure 14", "pct_surface_ok": "Figure 9"}
 # The model x language heatmaps whose culturally agnostic panel the paper draws first (on the left: their
 # captions say so); the captions of the others (Figures 13, 14, 16) name culturally specific questions
-# first, the suite's order (`core.vocabulary.QUESTION_TYPES`).
+# first, the adapter's order (`io.calmqa.QUESTION_TYPES`).
 AGNOSTIC_FIRST = frozenset({"Figure 2", "Figure 8", "Figure 9", "Figure 10", "Figure 11"})
 ALL_SCORES = ("s_surf", "s_fact", "s_rel", "s")
 
 
-def question_type_order(item: str | None) -> tuple[str, ...]:
-    """The order of the question-type panels of the paper's `item` (a figure), the suite's otherwise."""
-    return tuple(reversed(QUESTION_TYPES)) if item in AGNOSTIC_FIRST else QUESTION_TYPES
+def question_type_order(item: str | None, question_types: tuple[str, ...]) -> tuple[str, ...]:
+    """The order of the question-type panels of the paper's `item` (a figure) when the study's question
+    types (`question_types`, in the study's order) are the paper's; the study's order otherwise."""
+    if item in AGNOSTIC_FIRST and set(question_types) == set(PAPER_QUESTION_TYPES):
+        return tuple(reversed(PAPER_QUESTION_TYPES))
+    return question_types
 
 
 @dataclass(frozen=True)
 class Labels:
     title: str
     names: dict[str, str]  # output -> file name (without extension)
+    titles: dict[str, str] = field(default_factory=dict)  # output -> the title of its figure
 
 
-def answer_scores(available: list[str]) -> Labels:
+def answer_scores(available: list[str], paper: str | None) -> Labels:
     """Notebook 04: the paper items its heatmaps reproduce (Figures 2, 9, 10, 11, one per available
-    score) and, when every score is available, Table 2; otherwise its table is Table 2's surface column."""
+    score) and, when every score is available, Table 2; otherwise its table is Table 2's surface column.
+    A study of your own: its surface component and its metrics, under plain names."""
+    if not paper:
+        return Labels("Answer scores and metrics", {"table": "surface_by_model"})
     figures = [SCORE_FIGURES[s] for s in ALL_SCORES if s in available]
     numbers = sorted(f.removeprefix("Figure ") for f in figures)
     complete = all(s in available for s in ALL_SCORES)
@@ -91,6 +98,79 @@ def collection_comparison(groups: tuple[dict, dict], value: str, resource_level:
             else f"{resource_level}_resource_comparison",
         },
     )
+
+
+def dataset_overview(paper: str | None, selection: str) -> Labels:
+    """Notebook 01: the paper's Tables 4 and 10 and Figures 1 and 5 for the paper's study; plain names
+    and titles for any other (`selection`: the questions whose topics are counted, in words)."""
+    if paper:
+        return Labels(
+            "Dataset overview",
+            {
+                "lengths": "table4_question_lengths",
+                "languages": "table10_languages",
+                "treemap": "figure1_category_treemap",
+                "categories": "figure5_specific_categories",
+                "shares": "figure5_specific_category_shares",
+                "top": "top_category_by_language",
+                "top_levels": "top_category_counts",
+            },
+            {
+                "treemap": "Categories of the culturally specific questions (paper Figure 1)",
+                "categories": "Culturally specific questions by category and language (paper Figure 5)",
+                "shares": "Culturally specific questions by category: % of each language's questions "
+                "(paper Figure 5 as shares)",
+            },
+        )
+    what = selection[:1].upper() + selection[1:]
+    return Labels(
+        "Dataset overview",
+        {
+            "lengths": "question_lengths",
+            "languages": "languages",
+            "treemap": "category_treemap",
+            "categories": "categories_by_language",
+            "shares": "category_shares_by_language",
+            "top": "top_categories",
+            "top_levels": "top_category_levels",
+        },
+        {
+            "treemap": f"Categories of the {selection}",
+            "categories": f"{what} by category and language",
+            "shares": f"{what} by category: % of each language's questions",
+        },
+    )
+
+
+def surface_quality(paper: str | None) -> Labels:
+    """Notebook 03: the paper's Appendix C.2 indicators and Table 17 for the paper's study; plain names for
+    any other."""
+    if paper:
+        return Labels(
+            "Surface-level quality",
+            {
+                "indicators": "appendix_c2_textual_indicators",
+                "indicator_table": "textual_indicators",
+                "token_counts": "table17_answer_token_counts",
+            },
+        )
+    return Labels(
+        "Surface-level quality",
+        {
+            "indicators": "textual_indicators",
+            "indicator_table": "indicator_shares",
+            "token_counts": "answer_token_counts",
+        },
+    )
+
+
+# The culturally specific questions of the paper's Table 17 (its lengths of the answers).
+TABLE17_QUESTION_TYPE = "specific"
+
+
+def token_count_question_type(paper: str | None) -> str | None:
+    """The questions whose answers' lengths are counted: the paper's culturally specific ones, or all."""
+    return TABLE17_QUESTION_TYPE if paper else None
 
 
 # ---------------------------------------------------------------- where an item is in the paper

@@ -137,6 +137,7 @@ def score_cells(
     value: str,
     by: Sequence[str] = ("model", "language", "question_type"),
     *,
+    orders: dimensions.Orders,
     min_valid: int = MIN_VALID_ANSWERS,
     min_metrics_coverage: float = MIN_METRICS_COVERAGE,
     **bootstrap,
@@ -184,7 +185,7 @@ def score_cells(
         cells.rename({"mean": value})
         .with_columns(pl.col(value, "ci_low", "ci_high").round(1), pl.col("metrics_coverage").round(3))
         .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage", "status")
-        .pipe(dimensions.in_order, by)
+        .pipe(dimensions.in_order, by, orders=orders)
     )
 
 
@@ -195,6 +196,7 @@ def available_scores(answers: pl.DataFrame) -> list[str]:
 
 def scores_by_model(
     answers: pl.DataFrame,
+    orders: dimensions.Orders,
     exclude_unreliable: bool = True,
     *,
     values: list[str] | None = None,
@@ -212,6 +214,7 @@ def scores_by_model(
             kept,
             value,
             ("model", "question_type"),
+            orders=orders,
             min_valid=min_valid,
             min_metrics_coverage=min_metrics_coverage,
             **bootstrap,
@@ -225,7 +228,7 @@ def scores_by_model(
     return (
         pl.concat(parts)
         .with_columns(pl.col("score").replace_strict(order, return_dtype=pl.Int8).alias("order"))
-        .pipe(dimensions.in_order, ["model", "question_type", "order"])
+        .pipe(dimensions.in_order, ["model", "question_type", "order"], orders=orders)
         .select(
             "model", "question_type", "score", "n_answers", "n_valid", "mean", "ci_low", "ci_high", "metrics_coverage"
         )
@@ -233,13 +236,19 @@ def scores_by_model(
 
 
 def heatmap_caveats(
-    answers: pl.DataFrame, available: list[str], exclude_unreliable: bool = True, value: str = "s_surf"
+    answers: pl.DataFrame,
+    available: list[str],
+    exclude_unreliable: bool = True,
+    value: str = "s_surf",
+    *,
+    paper: str | None = None,
 ) -> list[str]:
     """What a reader of the heatmap of `value` must know, to stand beside it: that S_surf is S's surface
-    part only while S cannot be drawn, and that S_surf (and S with it) counts a short answer as clean
-    (the model with the shortest clean answers, its median in bytes against the other models' median)."""
+    part only while S cannot be drawn (the paper's study: a study of your own has no S to wait for), and
+    that S_surf (and S with it) counts a short answer as clean (the model with the shortest clean answers,
+    its median in bytes against the other models' median)."""
     caveats = []
-    if value == "s_surf" and "s" not in available:
+    if paper and value == "s_surf" and "s" not in available:
         caveats.append(
             "Surface component only: S also needs factuality and relevance for the answers without surface "
             f"issues, and the database has {_metrics_words(available)} (make import-metrics)."
@@ -259,6 +268,30 @@ def heatmap_caveats(
             f"{' identified reliably' if exclude_unreliable else ''})."
         )
     return caveats
+
+
+def surface_note(answers: pl.DataFrame, table: pl.DataFrame, exclude_unreliable: bool = True) -> str:
+    """The surface component of a study's answers in words (S_surf: 1 for an answer without surface issue):
+    its share over the identified languages, and the models with the highest and the lowest."""
+    kept = answers.filter(~pl.col("unreliable")) if exclude_unreliable else answers
+    valid = kept.filter(pl.col("s_surf").is_not_null())
+    if valid.is_empty():
+        return "No answer has a surface verdict (S_surf): its language is not identified."
+    per_model = (
+        table.filter((pl.col("score") == "s_surf") & pl.col("mean").is_not_null())
+        .group_by("model")
+        .agg(((pl.col("mean") * pl.col("n_valid")).sum() / pl.col("n_valid").sum()).alias("mean"))
+        .sort("mean", "model")
+    )
+    text = (
+        f"**{100 * number(valid['s_surf'].mean()):.1f}%** of the {valid.height:,} model answers of the identified "
+        "languages have no surface issue (S_surf: in the question's language, without repetitions, not a "
+        "provider error)."
+    )
+    if per_model.height >= 2:
+        (worst, worst_mean), (best, best_mean) = per_model.row(0), per_model.row(-1)
+        text += f" {inert(best)} has the most ({best_mean:.1f}), {inert(worst)} the fewest ({worst_mean:.1f})."
+    return text
 
 
 def _metrics_words(available: list[str]) -> str:
@@ -563,6 +596,7 @@ def comparison_aggregate(
     answers: pl.DataFrame,
     groups: tuple[dict, dict],
     value: str,
+    orders: dimensions.Orders,
     resource_level: str = "high",
 ) -> pl.DataFrame:
     """Table 14: over the languages of `resource_level`, the test of the two groups per model (in the
@@ -571,7 +605,7 @@ def comparison_aggregate(
     scope = answers.filter(pl.col("resource_level") == resource_level)
     a, b = (_samples(scope, g, value) for g in groups)
     present = set(scope["model"])
-    models = [m for m in dimensions.PAPER_MODELS if m in present] + sorted(present - set(dimensions.PAPER_MODELS))
+    models = [m for m in orders.models if m in present] + sorted(present - set(orders.models))
     rows = [
         _test_row(
             a.filter(pl.col("model") == m)[value].to_numpy(), b.filter(pl.col("model") == m)[value].to_numpy(), value
@@ -595,10 +629,12 @@ def comparison_aggregate(
     )
 
 
-def group_cells(answers: pl.DataFrame, groups: tuple[dict, dict], value: str, **options) -> pl.DataFrame:
+def group_cells(
+    answers: pl.DataFrame, groups: tuple[dict, dict], value: str, orders: dimensions.Orders, **options
+) -> pl.DataFrame:
     """Heatmap cells (model x language) of `value` for each group, with a `group` column to facet on."""
     labelled = pl.concat([answers.filter(group_filter(g)).with_columns(group=pl.lit(group_label(g))) for g in groups])
-    return score_cells(labelled, value, ("model", "language", "group"), **options)
+    return score_cells(labelled, value, ("model", "language", "group"), orders=orders, **options)
 
 
 def comparison_summary(

@@ -75,7 +75,7 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     )
 
 
-def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
+def metric_cells(rates: pl.DataFrame, metric: str, orders: dimensions.Orders) -> pl.DataFrame:
     """The heatmap cells of one metric: the share (one decimal) with its 95% Wilson interval, and a
     `status` where the cell has no share to colour: `provider errors only` (no answer to judge) or
     `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
@@ -107,11 +107,11 @@ def metric_cells(rates: pl.DataFrame, metric: str) -> pl.DataFrame:
             "ci_high",
             "status",
         )
-        .pipe(dimensions.in_order, by)
+        .pipe(dimensions.in_order, by, orders=orders)
     )
 
 
-def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.DataFrame:
+def rates_by_model(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreliable: bool = True) -> pl.DataFrame:
     """Micro-averaged shares per model and question type (answers pooled over languages), one decimal."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
     counts = ["n_answers", "n_answered", "n_provider_errors", *(c for c, _ in METRIC_COUNTS.values())]
@@ -137,20 +137,20 @@ def rates_by_model(rates: pl.DataFrame, exclude_unreliable: bool = True) -> pl.D
             "pct_provider_errors",
             "pct_surface_issues",
         )
-        .pipe(dimensions.in_order, ["model", "question_type"])
+        .pipe(dimensions.in_order, ["model", "question_type"], orders=orders)
     )
 
 
 # ---------------------------------------------------------------- provider errors (Table 2 footnote)
 
+# Per code: one count column `n_<code>` for each of the study's provider error codes (CaLMQA: Gemini's
+# `OTHER`, `SAFETY`, `RECITATION`), then the empty answers.
 PROVIDER_ERRORS_SQL = f"""
 SELECT m.display_name AS model, q.language, q.question_type,
        {dimensions.is_unreliable()} AS unreliable,
        count(*) AS n_answers,
        count(*) FILTER (s.provider_error) AS n_provider_errors,
-       count(*) FILTER (s.provider_error_code = 'OTHER') AS n_other,
-       count(*) FILTER (s.provider_error_code = 'SAFETY') AS n_safety,
-       count(*) FILTER (s.provider_error_code = 'RECITATION') AS n_recitation,
+       {{code_counts}}
        count(*) FILTER (s.provider_error_code = 'empty') AS n_empty
 FROM answer_surface s
 JOIN answers a USING (answer_id)
@@ -161,8 +161,26 @@ GROUP BY ALL
 """
 
 
+def provider_error_codes(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The texts the study's provider returned in place of an answer (besides an empty one)."""
+    return list(con.sql("SELECT provider_error_codes FROM study").fetchall()[0][0])
+
+
+def _code_column(code: str) -> str:
+    return "n_" + "".join(c if c.isalnum() else "_" for c in code.lower())
+
+
 def _provider_error_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return con.sql(PROVIDER_ERRORS_SQL).pl()
+    counts = "".join(
+        f"count(*) FILTER (s.provider_error_code = {duckdb_literal(code)}) AS {_code_column(code)},\n       "
+        for code in provider_error_codes(con)
+    )
+    return con.sql(PROVIDER_ERRORS_SQL.format(code_counts=counts)).pl()
+
+
+def duckdb_literal(text: str) -> str:
+    """`text` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -178,7 +196,7 @@ def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
     )
     return intervals.with_wilson(cells, "n_provider_errors", "n_answers", decimals=1).pipe(
-        dimensions.in_order, ["model", "language", "question_type"]
+        dimensions.in_order, ["model", "language", "question_type"], orders=dimensions.Orders.of(con)
     )
 
 
@@ -190,13 +208,15 @@ def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         .filter(~pl.col("unreliable"))
         .group_by("model", "question_type")
         .agg(
-            pl.col("n_answers", "n_provider_errors", "n_other", "n_safety", "n_recitation", "n_empty").sum(),
+            pl.col("n_answers", "n_provider_errors", *map(_code_column, provider_error_codes(con)), "n_empty").sum(),
             pl.col("language").n_unique().alias("n_languages"),
         )
         .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2))
     )
     return dimensions.in_order(
-        intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2), ["model", "question_type"]
+        intervals.with_wilson(counts, "n_provider_errors", "n_answers", decimals=2),
+        ["model", "question_type"],
+        orders=dimensions.Orders.of(con),
     )
 
 
@@ -323,13 +343,32 @@ INDICATORS = {
 # level; its high-resource figure (Llama 3 70B, 10.48%) is over the ten high-resource languages other
 # than English, where an apology word is a sign of failure rather than ordinary English. Its shares of
 # "responses" of a model are over the answers to culturally specific questions.
-INDICATOR_SCOPES = {
+PAPER_INDICATOR_SCOPES = {
     "low-resource languages": "l.resource_level = 'low'",
     "high-resource languages": "l.resource_level = 'high'",
     "high-resource languages other than English": "l.resource_level = 'high' AND q.language <> 'English'",
     "culturally specific questions": "q.question_type = 'specific'",
     "all answers": "true",
 }
+
+
+def indicator_scopes(con: duckdb.DuckDBPyConnection, paper: str | None) -> dict[str, str]:
+    """The groups of answers the indicators' shares are over, each with its SQL condition: the paper's
+    (`PAPER_INDICATOR_SCOPES`) for the paper's study; for any other, each resource level's languages,
+    each question type's questions and all answers."""
+    if paper:
+        return PAPER_INDICATOR_SCOPES
+    orders = dimensions.Orders.of(con)
+    scopes = {
+        orders.level_title(level): f"l.resource_level = {duckdb_literal(level)}" for level in orders.resource_levels
+    }
+    scopes |= {
+        f"{orders.question_type_labels[kind]} questions": f"q.question_type = {duckdb_literal(kind)}"
+        for kind in orders.question_types
+    }
+    return scopes | {"all answers": "true"}
+
+
 INDICATORS_SQL = f"""
 SELECT m.display_name AS model, {{scope_sql}} AS scope, count(*) AS n_answers,
        {{counts}}
@@ -343,16 +382,17 @@ GROUP BY ALL
 """
 
 
-def indicator_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def indicator_shares(con: duckdb.DuckDBPyConnection, paper: str | None) -> pl.DataFrame:
     """Appendix C.2: % of each model's answers with each textual indicator, in each scope of
-    `INDICATOR_SCOPES` (all 23 languages count: indicators are text matches), two decimals, with the
+    `indicator_scopes` (every language counts: indicators are text matches), two decimals, with the
     95% Wilson interval. One row per model, scope and indicator."""
     counts = ", ".join(f"count(*) FILTER (s.{name}) AS {name}" for name in INDICATORS)
+    scopes = indicator_scopes(con, paper)
     parts = [
-        con.sql(INDICATORS_SQL.format(scope_sql=f"'{scope}'", counts=counts, where=where)).pl()
-        for scope, where in INDICATOR_SCOPES.items()
+        con.sql(INDICATORS_SQL.format(scope_sql=duckdb_literal(scope), counts=counts, where=where)).pl()
+        for scope, where in scopes.items()
     ]
-    scope_order = {scope: i for i, scope in enumerate(INDICATOR_SCOPES)}
+    scope_order = {scope: i for i, scope in enumerate(scopes)}
     models = {name: i for i, name in enumerate(dimensions.model_order(con))}
     long = (
         pl.concat(parts)
@@ -392,17 +432,18 @@ FROM answer_surface s
 JOIN answers a USING (answer_id)
 JOIN questions q USING (question_id)
 JOIN models m ON m.model = a.model
-WHERE q.question_type = $question_type AND {dimensions.from_release()}
+WHERE (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type) AND {dimensions.from_release()}
 GROUP BY ALL
 ORDER BY any_value(m.rowid)
 """
 
 
-def answer_token_counts(con: duckdb.DuckDBPyConnection, question_type: str = TABLE13_QUESTION_TYPE) -> pl.DataFrame:
-    """Table 17: mean, median and standard deviation (n - 1) of the answers' length in o200k_base tokens,
-    per model, over its answers to the culturally specific questions (the paper's "all data" comes out so:
-    provider errors included, as the tokens of their codes) and over those in the correct language without
-    repetitions (19 languages: the others get no language verdict); one decimal."""
+def answer_token_counts(con: duckdb.DuckDBPyConnection, question_type: str | None = None) -> pl.DataFrame:
+    """Mean, median and standard deviation (n - 1) of the answers' length in o200k_base tokens, per model,
+    over its answers (to the questions of `question_type`, when given) and over those in the correct
+    language without repetitions (in the identified languages: the others get no language verdict); one
+    decimal. The paper's Table 17 is over the culturally specific questions (its "all data" comes out so:
+    provider errors included, as the tokens of their codes)."""
     table = con.sql(TOKEN_COUNTS_SQL, params={"question_type": question_type}).pl()
     return table.with_columns(pl.col("^(mean|median|std)_.*$").round(1))
 
@@ -410,13 +451,14 @@ def answer_token_counts(con: duckdb.DuckDBPyConnection, question_type: str = TAB
 # ---------------------------------------------------------------- agreement with the annotators
 
 RATED_SQL = f"""
-SELECT r.rating_id, r.language, r.model, r.language_correct AS annotator_label,
+SELECT r.rating_id, q.language, r.model, r.level AS annotator_label,
        {dimensions.is_unreliable()} AS unreliable,
        CASE WHEN s.provider_error THEN 'provider error'
             WHEN {dimensions.LANGUAGE_CORRECT_OR_RAW} THEN 'correct' ELSE 'incorrect' END AS automatic
 FROM ratings r
 JOIN answer_surface s USING (answer_id)
 JOIN questions q ON q.question_id = r.question_id
+WHERE r.criterion = 'language_correct'
 ORDER BY r.rating_id
 """
 PARTIALLY_TREATMENTS = ("excluded", "incorrect", "correct")
@@ -535,6 +577,54 @@ def summary(
         f"the {all_kappa['n_unreliable_answers']} of the unreliable languages (whose automatic verdict is the "
         "detector's raw one)."
     )
+
+
+def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreliable: bool = True) -> str:
+    """The surface findings of a study in words, computed from its rates: which languages the engine
+    identifies, the share of answers without surface issues (per resource level and per model), the
+    provider errors and the repetitions."""
+    kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
+    not_identified = sorted(rates.filter(pl.col("unreliable"))["language"].unique().to_list())
+    parts = []
+    n_languages = rates["language"].n_unique()
+    if not_identified:
+        parts.append(
+            f"The language identification knows {n_languages - len(not_identified)} of the study's {n_languages} "
+            f"languages; {', '.join(map(inert, not_identified))} {'is' if len(not_identified) == 1 else 'are'} not identified "
+            "(the UDHR has no text in it), so "
+            f"{'its' if len(not_identified) == 1 else 'their'} answers get no language verdict: drawn as not "
+            "identified (†) and left out of the aggregates below."
+        )
+    if kept.is_empty() or kept["n_answers"].sum() == 0:
+        return " ".join(parts + ["No answer of an identified language has a surface verdict."])
+    ok = (100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).alias("ok")
+    overall = kept.select(ok)["ok"][0]
+    levels = dict(kept.group_by("resource_level").agg(ok).iter_rows())
+    by_level = [
+        f"**{levels[level]:.1f}%** in {inert(orders.level_title(level))}"
+        for level in orders.resource_levels
+        if level in levels
+    ]
+    parts.append(
+        f"Over the {kept['language'].n_unique()} identified languages, **{overall:.1f}%** of the model answers have "
+        "no surface issue (in the question's language, without repetitions, not a provider error)"
+        + (f": {', '.join(by_level)}." if len(by_level) > 1 else ".")
+    )
+    by_model = kept.group_by("model").agg(ok).sort("ok", "model")
+    if by_model.height >= 2:
+        (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
+        parts.append(
+            f"{inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most "
+            f"({worst_ok:.1f}%)."
+        )
+    totals = kept.select(pl.col("n_answers", "n_answered", "n_provider_errors", "n_repetition").sum()).row(
+        0, named=True
+    )
+    parts.append(
+        f"{totals['n_provider_errors']:,} of the {totals['n_answers']:,} answers are provider errors (empty), and "
+        f"{100 * totals['n_repetition'] / max(totals['n_answered'], 1):.1f}% of the others repeat themselves."
+    )
+    return " ".join(parts)
 
 
 def bench_engines(bench: dict) -> pl.DataFrame:

@@ -92,17 +92,20 @@ def _grouping_columns(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return columns
 
 
-def describe_selection(question_type: str | None, collection: str | None) -> str:
-    """The filtered questions in words, e.g. `culturally specific human-collected questions`."""
-    kind = {"specific": "culturally specific ", "agnostic": "culturally agnostic "}.get(question_type or "", "")
-    source = f"{collection}-collected " if collection else ""
+def describe_selection(question_type: str | None, collection: str | None, orders: dimensions.Orders) -> str:
+    """The filtered questions in words, e.g. `culturally specific human-collected questions`, with the
+    study's labels of the question type and the collection."""
+    kind = f"{orders.question_type_labels.get(question_type, question_type)} " if question_type else ""
+    source = f"{orders.collection_labels.get(collection, collection)} " if collection else ""
     return f"{kind}{source}questions"
 
 
-def no_matrix_note(group_by: str, min_questions: int, question_type: str | None, collection: str | None) -> str:
+def no_matrix_note(
+    group_by: str, min_questions: int, question_type: str | None, collection: str | None, orders: dimensions.Orders
+) -> str:
     """Why there is no similarity matrix: no group has `min_questions` of the selected questions."""
     return (
-        f"No {group_by} group has {min_questions} or more {describe_selection(question_type, collection)}: "
+        f"No {group_by} group has {min_questions} or more {inert(describe_selection(question_type, collection, orders))}: "
         "there is no matrix to draw."
     )
 
@@ -110,8 +113,8 @@ def no_matrix_note(group_by: str, min_questions: int, question_type: str | None,
 def category_counts(
     con: duckdb.DuckDBPyConnection,
     group_by: str = "language",
-    question_type: str | None = "specific",
-    collection: str | None = "human",
+    question_type: str | None = None,
+    collection: str | None = None,
 ) -> Distributions:
     """Questions per group and category. `question_type` and `collection` filter the questions (None:
     no filter); questions without a category or without a group value are left out, and so are imported
@@ -129,7 +132,7 @@ def category_counts(
         if value is not None:
             filters.append(f"q.{column} = ?")
             params.append(value)
-    if reproduces_figure6(group_by, question_type, collection):
+    if (group_by, question_type, collection) == FIGURE6_SELECTION:
         filters.append(dimensions.from_release())  # the paper's figure: the release's questions only
     sql = f"""
         SELECT CAST({alias}."{group_by}" AS VARCHAR) AS "{group_by}", q.category, count(*) AS n_questions
@@ -190,7 +193,7 @@ def similarity_table(distributions: Distributions) -> pl.DataFrame:
 
 
 def resource_order(con: duckdb.DuckDBPyConnection, groups: list[str]) -> list[str]:
-    """Languages grouped by resource level (high first), alphabetical within each level."""
+    """Languages grouped by resource level (in the study's order), alphabetical within each level."""
     order = dimensions.language_order(con)
     unknown = sorted(set(groups) - set(order))
     if unknown:
@@ -228,13 +231,12 @@ def group_order(con: duckdb.DuckDBPyConnection, distributions: Distributions, or
     raise ValueError(f"unknown ordering {ordering!r}: choose from {ORDERINGS}")
 
 
-def resource_divider(con: duckdb.DuckDBPyConnection, order: list[str], ordering: str) -> str | None:
-    """The group before which the heatmap draws the line between the resource levels: the first
-    low-resource language, when the groups are languages in resource order; else none."""
+def resource_dividers(con: duckdb.DuckDBPyConnection, order: list[str], ordering: str) -> list[str]:
+    """The groups before which the heatmap draws a line between the resource levels: the first language
+    of each level after the first, when the groups are languages in resource order; else none."""
     if ordering != "resource":
-        return None
-    divider = dimensions.Orders.of(con).divider(by_label=False)
-    return divider if divider in order else None
+        return []
+    return [divider for divider in dimensions.Orders.of(con).dividers(by_label=False) if divider in order]
 
 
 def order_table(distributions: Distributions, order: list[str]) -> pl.DataFrame:
@@ -256,22 +258,32 @@ def extreme_pairs(similarity: pl.DataFrame, n: int = 5) -> tuple[pl.DataFrame, p
 
 
 def pooled_resource_similarity(
-    con: duckdb.DuckDBPyConnection, question_type: str | None = "specific", collection: str | None = "human"
-) -> pl.DataFrame:
-    """BC between the category distributions of all high- and all low-resource languages' questions pooled."""
+    con: duckdb.DuckDBPyConnection, question_type: str | None, collection: str | None
+) -> pl.DataFrame | None:
+    """BC between the category distributions of the questions of the study's two resource levels, each
+    level's languages pooled (CaLMQA: high- against low-resource): the questions of each level
+    (`<level>_questions`), BC and Hellinger; None when the study has not exactly two resource levels."""
+    levels = dimensions.Orders.of(con).resource_levels
+    if len(levels) != 2:
+        return None
     pooled = category_counts(con, "resource_level", question_type, collection)
     sizes = dict(zip(pooled.groups, pooled.group_sizes.astype(int).tolist()))
     bc = None
-    if {"high", "low"} <= set(pooled.groups):
-        bc = float(bhattacharyya_matrix(pooled.select(["high", "low"]).counts)[0, 1])
+    if set(levels) <= set(pooled.groups):
+        bc = float(bhattacharyya_matrix(pooled.select(list(levels)).counts)[0, 1])
     return pl.DataFrame(
         {
-            "high_questions": [sizes.get("high", 0)],
-            "low_questions": [sizes.get("low", 0)],
+            f"{levels[0]}_questions": [sizes.get(levels[0], 0)],
+            f"{levels[1]}_questions": [sizes.get(levels[1], 0)],
             "bc": [bc],
             "hellinger": [None if bc is None else float(hellinger(bc))],
         },
-        schema={"high_questions": pl.Int64, "low_questions": pl.Int64, "bc": pl.Float64, "hellinger": pl.Float64},
+        schema={
+            f"{levels[0]}_questions": pl.Int64,
+            f"{levels[1]}_questions": pl.Int64,
+            "bc": pl.Float64,
+            "hellinger": pl.Float64,
+        },
     )
 
 
@@ -289,29 +301,52 @@ def pooled_note(con: duckdb.DuckDBPyConnection) -> str:
 FIGURE6_SELECTION = ("language", "specific", "human")
 
 
-def reproduces_figure6(group_by: str, question_type: str | None, collection: str | None) -> bool:
-    return (group_by, question_type, collection) == FIGURE6_SELECTION
+def reproduces_figure6(group_by: str, question_type: str | None, collection: str | None, paper: str | None) -> bool:
+    return bool(paper) and (group_by, question_type, collection) == FIGURE6_SELECTION
 
 
-def similarity_figure_name(group_by: str, question_type: str | None, collection: str | None) -> str:
-    """The matrix's file name: `figure6_...` only for the paper's selection."""
-    return "figure6_topic_similarity" if reproduces_figure6(group_by, question_type, collection) else "topic_similarity"
+def similarity_figure_name(group_by: str, question_type: str | None, collection: str | None, paper: str | None) -> str:
+    """The matrix's file name: `figure6_...` only for the paper's selection of the paper's study."""
+    if reproduces_figure6(group_by, question_type, collection, paper):
+        return "figure6_topic_similarity"
+    return "topic_similarity"
+
+
+def similarity_item(group_by: str, question_type: str | None, collection: str | None, paper: str | None) -> str | None:
+    """The matrix's paper item for its title: `paper Figure 6`, `beyond the paper` for another selection
+    of the paper's study, and none for a study of your own."""
+    if not paper:
+        return None
+    return "paper Figure 6" if reproduces_figure6(group_by, question_type, collection, paper) else "beyond the paper"
+
+
+def selection(question_type: str | None, collection: str | None, paper: str | None) -> tuple[str | None, str | None]:
+    """The questions whose categories are compared: a parameter `default` is the paper's selection
+    (human-collected culturally specific questions: its agnostic questions carry their English original's
+    category) for the paper's study, and every question (None) for any other."""
+    paper_type, paper_collection = FIGURE6_SELECTION[1:]
+    return (
+        (paper_type if paper else None) if question_type == "default" else question_type,
+        (paper_collection if paper else None) if collection == "default" else collection,
+    )
 
 
 def summary(
     distributions: Distributions,
     dropped: pl.DataFrame,
     similarity: pl.DataFrame,
-    pooled: pl.DataFrame,
+    pooled: pl.DataFrame | None,
     question_type: str | None,
     collection: str | None,
     min_questions: int,
+    orders: dimensions.Orders,
+    paper: str | None,
 ) -> str:
     """The notebook's findings in words, computed from its tables."""
-    what = describe_selection(question_type, collection)
+    what = inert(describe_selection(question_type, collection, orders))  # Markdown
     group_by = distributions.group_by
     paragraphs = []
-    if question_type == "agnostic":
+    if paper and question_type == "agnostic":
         paragraphs.append(
             "**Culturally agnostic questions all take the category of their English original**, so every "
             "language has the same distribution and every coefficient is 1 by construction: the comparison "
@@ -338,16 +373,17 @@ def summary(
     if not dropped.is_empty():
         left_out = ", ".join(f"{inert(g)} ({n})" for g, n in dropped.iter_rows())
         paragraphs.append(f"Left out for having fewer than {min_questions} questions: {left_out}.")
-    pooled_row = pooled.row(0, named=True)
-    if pooled_row["bc"] is not None:
-        paragraphs.append(
-            f"Pooled, the {pooled_row['high_questions']:,} questions of high-resource languages and the "
-            f"{pooled_row['low_questions']:,} of low-resource languages have a coefficient of "
-            f"**{pooled_row['bc']:.3f}**."
-        )
-    elif n_groups or not dropped.is_empty():
-        paragraphs.append(
-            "The pooled high- vs low-resource coefficient needs questions of both resource levels; "
-            "the selection lacks one of them."
-        )
+    if pooled is not None:
+        first, second = (orders.level_title(level) for level in orders.resource_levels)
+        n_first, n_second, bc, _ = pooled.row(0)
+        if bc is not None:
+            paragraphs.append(
+                f"Pooled, the {n_first:,} questions of {first} and the {n_second:,} of {second} have a "
+                f"coefficient of **{bc:.3f}**."
+            )
+        elif n_groups or not dropped.is_empty():
+            paragraphs.append(
+                f"The pooled coefficient of {first} against {second} needs questions of both resource levels; "
+                "the selection lacks one of them."
+            )
     return "\n\n".join(paragraphs)

@@ -16,8 +16,8 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
-from ..core import vocabulary as vocab
 from ..core.errors import Problems
+from . import calmqa as vocab
 from . import records
 from .release import UNREADABLE, open_uncompressed, unreadable
 
@@ -568,7 +568,7 @@ def _frames(questions: list[dict], answers: list[dict], dataset_file: str) -> tu
 
 
 def model_table() -> pl.DataFrame:
-    """The vocabulary's models (without versions, which come from the answers)."""
+    """The vocabulary's models in the paper's order (without versions, which come from the answers)."""
     return pl.DataFrame(
         [
             {
@@ -577,7 +577,9 @@ def model_table() -> pl.DataFrame:
                 "provider": m.provider,
                 "weights": m.weights,
                 "release_name": m.release_name,
+                "position": position,
             }
-            for m in vocab.MODELS
-        ]
+            for position, m in enumerate(vocab.MODELS, start=1)
+        ],
+        schema_overrides={"position": pl.Int32},
     )

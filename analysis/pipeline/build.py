@@ -1,12 +1,15 @@
-"""The one build of the database: a pure function of its inputs.
+"""The one build of the database, for the CaLMQA release and for any study folder (docs/studies.md): a
+pure function of its inputs.
 
-Inputs: the CaLMQA release folder, the NativQA CSVs, the trained language identification for all 23
-languages, and the imports kept beside the database (`make import-*`): those the database being
-replaced holds, or, without one, those its folder's manifest lists (`pipeline.imports.to_replay`). Stages, in order: the release's
-tables; the kept imports, replayed in the order they were made; the surface verdicts and the language
-identification of every question; the verdicts in all 23 languages; the NativQA tables; the checks
-(`pipeline.checks`). Every stage runs over imported rows as over the release's, so a rebuild keeps
-everything an import added.
+Inputs: the CaLMQA release folder or a study folder (one with a `study.toml`), the NativQA CSVs (the
+release's study declares them), the trained language identification (the release's: `make language-id`;
+a study's is trained here, from the UDHR, before the worker processes start), and the imports kept
+beside the database (`make import-*`): those the database being replaced holds, or, without one, those
+its folder's manifest lists (`pipeline.imports.to_replay`). Stages, in order: the source's tables
+(`release` or `study`, the only stage that differs); the kept imports, replayed in the order they were made; the surface verdicts
+(and, for the paper's pipeline, the language identification of every question); the verdicts of the
+all-languages engine; the NativQA tables; the checks (`pipeline.checks`). Every stage runs over imported
+rows as over the source's, so a rebuild keeps everything an import added.
 
 The surface and language_id_all stages run on the build's workers (`pipeline.executors`): worker
 processes forked from this one, or with `dask` a Dask cluster; the tables are the same to the byte.
@@ -24,9 +27,10 @@ from .. import schema, store
 from ..core import paths, timings
 from ..core.errors import CheckFailed
 from ..io import nativqa as nativqa_files
-from ..io import release
-from . import checks, executors, imports, language_verdicts, nativqa, surface
+from ..io import release, study
+from . import checks, executors, imports, language_id_all, language_verdicts, nativqa, surface
 from .release import load_release
+from .study import load_study
 
 
 def build(
@@ -37,13 +41,15 @@ def build(
     imports_folder: Path | str | None = None,
     progress: bool | None = True,
     language_id_model: Path | str = paths.LANGUAGE_ID_MODEL,
+    udhr_folder: Path | str = paths.UDHR,
     dask: str | None = None,
 ) -> dict:
-    """Build the database at `db_path` from the CaLMQA release folder `source` (checked against the pinned
-    release's checksums when `verify`), the NativQA tables of `nativqa_folder`, the imports kept in
-    `imports_folder` (by default the one beside `db_path`) and the language identification trained from
-    the same release (`language_id_model`; `make` trains one per database), the verdict stages on the Dask
-    cluster `dask` names (`local:N` or `tcp://host:port`) if given; returns the row count per table, the
+    """Build the database at `db_path` from `source`: the CaLMQA release folder (checked against the
+    pinned release's checksums when `verify`, with the NativQA tables of `nativqa_folder` and the language
+    identification trained from the same release, `language_id_model`: `make` trains one per database) or
+    a study folder (`study.is_study`; with an engine trained here on the UDHR of `udhr_folder`), and the
+    imports kept in `imports_folder` (by default the one beside `db_path`); the verdict stages on the Dask
+    cluster `dask` names (`local:N` or `tcp://host:port`) if given. Returns the row count per table, the
     number of imports replayed, the seconds of the build and of each stage, and this process's peak memory
     in each stage and over the whole build (MiB; without the worker processes)."""
     source, db_path = Path(source), store.resolve(db_path, writing=True)
@@ -72,17 +78,31 @@ def build(
         stage_seconds[name] = round(time.monotonic() - begun, 2)
         stage_peak_mib[name] = timings.peak_memory_mib()
 
-    # The NativQA tables and the n-gram engine are read and checked first: a problem stops the build at once.
-    nativqa_frames = nativqa_files.read_folder(nativqa_folder)
-    models = executors.VerdictModels.read(language_id_model)
+    # The inputs are read and validated first: a problem in them stops the build at once. A study folder
+    # is read whole (validated before anything is written) and its engine trained on the UDHR.
+    folder, engine, nativqa_frames = None, None, None
+    if study.is_study(source):
+        verify = False  # no pinned checksums: a study is its author's own files
+        with stage("study engine"):
+            folder = study.read(source)
+            codes = dict(zip(folder.languages["language"].to_list(), folder.languages["iso_code"].to_list()))
+            engine = language_id_all.train_for_languages(codes, udhr_folder)
+        models = executors.VerdictModels.for_study(engine)
+    else:
+        nativqa_frames = nativqa_files.read_folder(nativqa_folder)
+        models = executors.VerdictModels.read(language_id_model)
     # The workers of the surface and language_id_all stages are started next: forked while this process
     # holds little memory and no database (`executors.start`), or the cluster reached before anything is written.
     with executors.start(models, dask=dask) as workers, store.create(db_path, then=list_replayed) as con:
         if verify:
             with stage("checksums"):
                 release.verify(source)
-        with stage("release"):
-            load_release(con, source, progress)
+        with stage("release" if folder is None else "study"):
+            if folder is None:
+                load_release(con, source, progress)
+            else:
+                assert engine is not None  # trained with the study folder, above
+                load_study(con, folder, set(engine.targets))
             for table in schema.TABLES:
                 if not store.table_exists(con, table.name):
                     con.execute(table.ddl())  # filled by the stages below
@@ -94,8 +114,9 @@ def build(
             surface.write_tables(con, workers)
         with stage("language_id_all"):
             language_verdicts.write_tables(con, workers)
-        with stage("nativqa"):
-            nativqa.write_tables(con, nativqa_folder, nativqa_frames)
+        if nativqa_frames is not None:
+            with stage("nativqa"):
+                nativqa.write_tables(con, nativqa_folder, nativqa_frames)
         with stage("checks"):
             failed = checks.failures(con, release_part, paths.EXPECTED_COUNTS if verify else None)
             if failed:

@@ -3,8 +3,8 @@ database that fails one is never written (in the manner of PUDL's data validatio
 
 - every reference the schema declares holds (`schema.Column.references`): no answer of an unknown
   question, no verdict of an unknown answer, no rating of an unknown model;
-- every model answer has its surface verdicts and its verdict in all 23 languages, and every question
-  its language identification;
+- every model answer has its surface verdicts and its verdict in every language, and (where the study's
+  verdicts are the paper's pipeline) every question its language identification;
 - a build of the pinned release gives the rows per table and language of `data/calmqa-expected-counts.csv`,
   counted over the release's own rows (imports add rows after them, with higher ids).
 """
@@ -33,7 +33,8 @@ RELEASE_COUNTS_SQL = {
     "questions": "SELECT language, count(*) FROM questions WHERE question_id <= $question GROUP BY ALL",
     "answers": "SELECT q.language, count(*) FROM answers a JOIN questions q USING (question_id) "
     "WHERE a.answer_id <= $answer GROUP BY ALL",
-    "ratings": "SELECT language, count(*) FROM ratings GROUP BY ALL",
+    "ratings": "SELECT q.language, count(DISTINCT r.rating_id) FROM ratings r JOIN questions q USING (question_id) "
+    "GROUP BY ALL",
     "answer_surface": "SELECT q.language, count(*) FROM answer_surface s JOIN answers a USING (answer_id) "
     "JOIN questions q USING (question_id) WHERE a.answer_id <= $answer GROUP BY ALL",
     "answer_language_all": "SELECT q.language, count(*) FROM answer_language_all s JOIN answers a USING (answer_id) "
@@ -78,7 +79,10 @@ def reference_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def coverage_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
     failures = []
+    paper = con.execute("SELECT language_identification FROM study").fetchall()[0][0] == "paper"
     for table, key, required, what in COVERAGE:
+        if table == "question_language_id" and not paper:
+            continue  # the paper's pipeline on the questions (CaLMQA's Table 13)
         n, example = con.execute(f"""
             SELECT count(*), min(k.{key}) FROM ({required}) k ANTI JOIN {table} t USING ({key})""").fetchall()[0]
         if n:

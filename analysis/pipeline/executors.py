@@ -41,6 +41,8 @@ _ADDRESS = re.compile(r"tcp://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 
 # map(function, items): submits every item at once and yields the results as they come, in any order.
 MapUnordered = Callable[[Callable, Iterable], Iterator]
+# A surface chunk names the n-gram engine as its identifier by this prefix and the engine's key.
+_NGRAM = "ngram:"
 
 
 # ---------------------------------------------------------------- the models
@@ -55,12 +57,27 @@ class VerdictModels:
 
     langid_engine: str = "langid-batch"
     engine_file: bytes | None = None
+    # The surface stage's language identification: the paper's pipeline (`paper`, the CaLMQA release) or
+    # the n-gram engine itself (`engine`, a study: trained for its languages by the build).
+    surface_identification: str = "paper"
 
     @classmethod
     def read(cls, model: Path | str = paths.LANGUAGE_ID_MODEL, langid_engine: str = "langid-batch") -> "VerdictModels":
         """The models with the n-gram engine trained into `model` (checked here: a missing or outdated
         file stops the build before anything is done, with its own message)."""
         return cls(langid_engine, language_id_all.read_file(model))
+
+    @classmethod
+    def for_study(cls, engine: language_id_all.Engine) -> "VerdictModels":
+        """The models of a study's build: its trained `engine` judges every answer's language."""
+        return cls(engine_file=engine.to_bytes(), surface_identification="engine")
+
+    @property
+    def surface_key(self) -> str:
+        """What a surface chunk names its language identification by (`surface_identifier`)."""
+        if self.surface_identification == "engine":
+            return f"{_NGRAM}{self.engine_key}"
+        return self.langid_engine
 
     @functools.cached_property
     def engine_key(self) -> str:
@@ -71,7 +88,8 @@ class VerdictModels:
 
     def load(self) -> None:
         """Load every model into this process's caches (done once per worker process)."""
-        identifier(self.langid_engine)
+        if self.surface_identification == "paper":
+            identifier(self.langid_engine)
         tokenizer.quicktok_o200k()
         self.load_engine()
 
@@ -86,6 +104,14 @@ class VerdictModels:
 def identifier(langid_engine: str) -> Identifier:
     """The paper pipeline's language identification with `langid_engine`, loaded once per process."""
     return Identifier(langid_engine)
+
+
+def surface_identifier(key: str) -> Identifier | language_id_all.EngineIdentifier:
+    """The surface stage's language identification that `key` names (`VerdictModels.surface_key`): the
+    paper's pipeline with a langid engine, or a loaded n-gram engine."""
+    if key.startswith(_NGRAM):
+        return language_id_all.EngineIdentifier(ngram_engine(key.removeprefix(_NGRAM)))
+    return identifier(key)
 
 
 _engines: dict[str, language_id_all.Engine] = {}

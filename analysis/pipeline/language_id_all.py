@@ -40,11 +40,13 @@ from scipy import sparse
 
 from ..core import files, paths
 from ..core.errors import Problems
-from ..core.vocabulary import NEIGHBOURS, UNRELIABLE_LANGUAGES
 from ..io import ingest, udhr
 from ..io import release as release_files
-from .language_id import Identifier
+from ..io.calmqa import NEIGHBOURS, UNRELIABLE_LANGUAGES
+from .language_id import Identifier, Verdict
 
+# The languages CaLMQA's engine decides for (`train_from_release`); a study's engine decides for every
+# language of the study it has text for (`train_for_languages`).
 TARGETS = UNRELIABLE_LANGUAGES
 NGRAM_ORDERS = (1, 2, 3, 4)
 HASH_BITS = 20
@@ -249,8 +251,25 @@ class Engine:
                     detected[i], engine[i], margin[i] = language, ENGINE_NGRAM, text_margin
         return detected, engine, margin
 
-    def _judge(self, target: str, texts: list[str], pipeline: list[str]) -> list[tuple[str, float]]:
-        """(detected language, margin) of texts expected in `target`, given the pipeline's verdicts."""
+    def identify(self, texts: list[str], languages: list[str]) -> list[tuple[str, float] | None]:
+        """The engine alone (a study's answers): for each text, (detected language, margin) when the
+        language it should be in is one the engine knows (a target), else None. A text is in its language
+        when `_judge` says so; otherwise it is in the language of the best other model."""
+        result: list[tuple[str, float] | None] = [None] * len(texts)
+        by_target: dict[str, list[int]] = {}
+        for i, language in enumerate(languages):
+            if language in self.targets:
+                by_target.setdefault(language, []).append(i)
+        for target, chosen in by_target.items():
+            for start in range(0, len(chosen), CHUNK_TEXTS):
+                part = chosen[start : start + CHUNK_TEXTS]
+                for i, verdict in zip(part, self._judge(target, [texts[i] for i in part], [None] * len(part))):
+                    result[i] = verdict
+        return result
+
+    def _judge(self, target: str, texts: list[str], pipeline: list[str | None]) -> list[tuple[str, float]]:
+        """(detected language, margin) of texts expected in `target`, given the pipeline's verdicts (None:
+        no pipeline judged the text, and the engine alone decides)."""
         code = self.targets[target]
         column = self._index[code]
         encoded = encode(texts)
@@ -267,7 +286,9 @@ class Engine:
         for verdict, margin, letters_known, other in zip(pipeline, margins, known, best):
             if margin > 0 and letters_known >= MIN_KNOWN_LETTERS:
                 verdicts.append((code, float(margin)))
-            elif verdict == code:  # the pipeline said the target (CLD2 knows Kirundi); the model does not agree
+            elif verdict is None or verdict == code:
+                # No pipeline, or the pipeline said the target (CLD2 knows Kirundi) and the model does not
+                # agree: the best other model's language.
                 verdicts.append((self.languages[other], float(margin)))
             else:
                 verdicts.append((verdict, float(margin)))
@@ -276,6 +297,12 @@ class Engine:
     def save(self, path: Path | str) -> Path:
         """Write the engine atomically: its counts and a JSON header with its settings."""
         path = Path(path)
+        with files.atomic_write(path) as tmp:
+            tmp.write_bytes(self.to_bytes())
+        return path
+
+    def to_bytes(self) -> bytes:
+        """The engine as the bytes of its file (`from_bytes` reads them back)."""
         counts = self.counts.tocoo()
         header = {
             "languages": self.languages,
@@ -284,15 +311,15 @@ class Engine:
             "settings": _settings(),
             "provenance": self.provenance,
         }
-        with files.atomic_write(path) as tmp:
-            np.savez_compressed(
-                tmp,
-                header=np.array(json.dumps(header, sort_keys=True)),
-                buckets=counts.row.astype(np.int32),
-                columns=counts.col.astype(np.int32),
-                counts=counts.data.astype(np.float32),
-            )
-        return path
+        buffer = io.BytesIO()
+        np.savez_compressed(
+            buffer,
+            header=np.array(json.dumps(header, sort_keys=True)),
+            buckets=counts.row.astype(np.int32),
+            columns=counts.col.astype(np.int32),
+            counts=counts.data.astype(np.float32),
+        )
+        return buffer.getvalue()
 
     @classmethod
     def load(cls, path: Path | str = paths.LANGUAGE_ID_MODEL) -> "Engine":
@@ -366,16 +393,18 @@ def training_sample(texts: pl.DataFrame, chars: int = TRAINING_CHARS, seed: int 
     return pl.concat(parts) if parts else texts
 
 
-def train(release: pl.DataFrame, declarations: pl.DataFrame) -> Engine:
+def train(release: pl.DataFrame, declarations: pl.DataFrame, targets: dict[str, str] | None = None) -> Engine:
     """Train the engine on `release` (rows of `release_texts`) and `declarations` (rows of
-    `udhr.paragraphs`): a model of every language they hold, each from `TRAINING_CHARS` characters."""
-    targets = dict(
-        release.filter(pl.col("language").is_in(sorted(TARGETS)))
-        .select("language", "iso_code")
-        .unique()
-        .sort("language")
-        .iter_rows()
-    )
+    `udhr.paragraphs`): a model of every language they hold, each from `TRAINING_CHARS` characters.
+    `targets` (language -> ISO code) are the languages it decides for: by default CaLMQA's (`TARGETS`)."""
+    if targets is None:
+        targets = dict(
+            release.filter(pl.col("language").is_in(sorted(TARGETS)))
+            .select("language", "iso_code")
+            .unique()
+            .sort("language")
+            .iter_rows()
+        )
     texts = training_sample(
         pl.concat(
             [release.select(pl.col("iso_code").alias("language"), "text"), declarations.select("language", "text")]
@@ -422,3 +451,31 @@ def train_from_release(
     }
     engine.save(out)
     return {"path": str(out), "n_languages": len(engine.languages), "seconds": round(time.monotonic() - started, 1)}
+
+
+def train_for_languages(languages: dict[str, str], udhr_folder: Path | str = paths.UDHR) -> Engine:
+    """A study's engine: trained on the UDHR of the study's `languages` (name -> ISO code) and of every
+    language the paper's pipeline can answer with (some 160, which an answer may be in instead), each from
+    `TRAINING_CHARS` characters, with every study language the UDHR has as a target. A language the UDHR
+    does not have is not known to it (no target: its answers get no verdict)."""
+    declarations = udhr.paragraphs(sorted(set(languages.values()) | set(pipeline_codes())), udhr_folder)
+    known = set(declarations["language"])
+    targets = {name: code for name, code in sorted(languages.items()) if code in known}
+    empty = pl.DataFrame(schema={"language": pl.String, "iso_code": pl.String, "text": pl.String})
+    engine = train(empty, declarations, targets)
+    engine.provenance |= {"udhr_version": udhr.version(udhr_folder)}
+    return engine
+
+
+class EngineIdentifier:
+    """The all-languages engine as the surface stage's identifier of a study's answers: a verdict for each
+    answer whose question's language the engine knows, none for the others."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def identify(self, texts: list[str], languages: list[str]) -> list[Verdict | None]:
+        return [
+            None if verdict is None else Verdict(ENGINE_NGRAM, verdict[0], {"ngram": {"margin": verdict[1]}})
+            for verdict in self.engine.identify(texts, languages)
+        ]

@@ -31,9 +31,9 @@ import polars as pl
 from tqdm import tqdm
 
 from ..core import paths
-from ..core.vocabulary import NEIGHBOURS
 from ..io import release as release_files
 from ..io import udhr
+from ..io.calmqa import NEIGHBOURS
 from ..io.language_id_evaluation import ENGINES, write
 from . import language_id_all as lid
 from .language_id import CLD2_LANGUAGES, normalise_code

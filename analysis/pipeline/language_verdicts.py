@@ -1,8 +1,10 @@
-"""The verdicts of the language identification for all 23 languages (`pipeline.language_id_all`) on
-every model answer: table `answer_language_all`. The paper pipeline's verdict is read from
-`answer_surface`, so this stage runs after the surface stage. An answer to a question in one of the
-four languages the paper leaves out is judged by the n-gram engine (on the build's workers, `executors`);
-every other answer keeps the pipeline's verdict, copied in SQL without reading its text."""
+"""The verdicts of the all-languages engine (`pipeline.language_id_all`) on every model answer: table
+`answer_language_all`. The study's own verdicts are read from `answer_surface`, so this stage runs after
+the surface stage. An answer to a question in a language those verdicts leave unidentified
+(`languages.identified` false: the four languages the CaLMQA paper leaves out) is judged by the n-gram
+engine where it knows the language (on the build's workers, `executors`); every other answer keeps the
+study's verdict, copied in SQL without reading its text (a study's answers were judged by the engine
+already, in the surface stage)."""
 
 import collections
 import contextlib
@@ -18,7 +20,7 @@ from ..schema import ANSWER_LANGUAGE_ALL
 from ..store import append
 from . import executors
 from .executors import VerdictModels, Workers
-from .language_id_all import CHUNK_TEXTS, ENGINE_PAPER, TARGETS
+from .language_id_all import CHUNK_TEXTS, ENGINE_NGRAM, ENGINE_PAPER
 
 # Answers read at once: memory stays bounded however many answers there are.
 BATCH_ANSWERS = 20_000
@@ -32,7 +34,9 @@ _JUDGED = "q.language IN (SELECT unnest($targets)) AND s.detected_language IS NO
 PIPELINE_VERDICTS_SQL = f"""
 INSERT INTO {ANSWER_LANGUAGE_ALL.name}
 SELECT s.answer_id, s.detected_language,
-       CASE WHEN s.detected_language IS NOT NULL THEN '{ENGINE_PAPER}' END, NULL::DOUBLE,
+       CASE WHEN s.language_engine = '{ENGINE_NGRAM}' THEN '{ENGINE_NGRAM}'
+            WHEN s.detected_language IS NOT NULL THEN '{ENGINE_PAPER}' END,
+       CASE WHEN s.language_engine = '{ENGINE_NGRAM}' THEN CAST(json_extract(s.language_raw, '$.ngram.margin') AS DOUBLE) END,
        s.detected_language = l.iso_code
 {_SURFACE_ANSWERS}
 WHERE NOT ({_JUDGED}){{scope}}
@@ -90,9 +94,12 @@ def _rows(answers: pl.DataFrame, parts: Iterable[tuple[list, ...]]) -> pl.DataFr
 
 def _add_verdicts(con: duckdb.DuckDBPyConnection, workers: Workers, answer_ids: list[int] | None = None) -> None:
     """Add the rows of `answer_language_all` for the answers of `answer_ids` (None: every answer with a
-    surface verdict): the pipeline's verdicts copied in SQL, the judged answers scored by the n-gram
-    engine on `workers`, a batch queued before the previous one is stored."""
-    params: dict = {"targets": sorted(TARGETS)}
+    surface verdict): the study's verdicts copied in SQL, the judged answers scored by the n-gram engine
+    on `workers`, a batch queued before the previous one is stored."""
+    workers.models.load_engine()  # here too: the languages it decides for choose the answers it judges
+    engine = executors.ngram_engine(workers.models.engine_key)
+    unidentified = [r[0] for r in con.execute("SELECT language FROM languages WHERE NOT identified").fetchall()]
+    params: dict = {"targets": sorted(set(unidentified) & set(engine.targets))}
     scope = ""
     if answer_ids is not None:
         scope, params["answer_ids"] = " AND s.answer_id IN (SELECT unnest($answer_ids))", answer_ids

@@ -1,5 +1,7 @@
-"""The release's tables (languages, categories, models, questions, answers, ratings, source files),
-loaded from a release folder into the database being built (docs/methods.md, section 01).
+"""The CaLMQA release as a study (docs/studies.md, the adapter): its tables (the study's row and
+declarations, the orders and labels of its question types, collections and resource levels, languages,
+categories, models, questions, answers, criteria and ratings, source files), loaded from a release
+folder into the database being built (docs/methods.md, section 01).
 
 The files are read and validated one dataset file at a time (`io.ingest`) and stored as they come, in
 the order of the keys; keys are numbered in SQL, so that the same release always gives the same ids.
@@ -11,7 +13,7 @@ import duckdb
 import polars as pl
 
 from ..core.errors import Problems
-from ..io import ingest
+from ..io import calmqa, ingest
 from ..io.release import source_checksums
 from ..schema import TABLE_BY_NAME
 from ..store import insert
@@ -102,7 +104,13 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
     # One transaction: committed file by file, the answers would go through the write-ahead log and
     # the checkpoints it triggers, written two or three times instead of once.
     con.execute("BEGIN TRANSACTION")
-    insert(con, TABLE_BY_NAME["languages"], languages)
+    insert(con, TABLE_BY_NAME["study"], study_row())
+    insert(con, TABLE_BY_NAME["dimension_values"], dimension_values())
+    insert(
+        con,
+        TABLE_BY_NAME["languages"],
+        languages.with_columns(identified=~pl.col("language").is_in(sorted(calmqa.UNRELIABLE_LANGUAGES))),
+    )
     insert(con, TABLE_BY_NAME["categories"], categories)
     con.execute(TABLE_BY_NAME["answers"].ddl())
     con.execute("CREATE TEMP TABLE answer_files (name VARCHAR, dataset_file VARCHAR)")
@@ -164,7 +172,71 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
         problems,
     )
     problems.raise_if_any()
-    insert(con, TABLE_BY_NAME["ratings"], ratings)
+    criteria, levels = criterion_tables()
+    insert(con, TABLE_BY_NAME["criteria"], criteria)
+    insert(con, TABLE_BY_NAME["criterion_levels"], levels)
+    insert(con, TABLE_BY_NAME["ratings"], long_ratings(ratings))
     con.execute("UPDATE questions SET human_evaluated = question_id IN (SELECT question_id FROM ratings)")
     insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))
     con.execute("COMMIT")
+
+
+def study_row() -> pl.DataFrame:
+    """What the CaLMQA study declares: the paper's claims and items, the NativQA tables, the paper's
+    language identification, and Gemini's finish-reason codes as provider errors."""
+    return pl.DataFrame(
+        [{**calmqa.STUDY, "provider_error_codes": list(calmqa.PROVIDER_ERROR_CODES)}],
+        schema_overrides={"provider_error_codes": pl.List(pl.String)},
+    )
+
+
+def dimension_values() -> pl.DataFrame:
+    """The order and labels of CaLMQA's question types (culturally specific first), collections and
+    resource levels."""
+    labels = {
+        "question_type": calmqa.QUESTION_TYPE_LABELS,
+        "collection": calmqa.COLLECTION_LABELS,
+        "resource_level": {level: level for level in calmqa.RESOURCE_LEVELS},
+    }
+    return pl.DataFrame(
+        [
+            {"dimension": dimension, "value": value, "label": label, "position": position}
+            for dimension, values in labels.items()
+            for position, (value, label) in enumerate(values.items(), start=1)
+        ],
+        schema_overrides={"position": pl.Int32},
+    )
+
+
+def criterion_tables() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The annotators' four criteria (`criteria`) and their levels worst first (`criterion_levels`)."""
+    criteria = pl.DataFrame(
+        [
+            {"criterion": name, "position": position, "numeric": all(isinstance(v, int) for v in levels)}
+            for position, (name, levels) in enumerate(calmqa.CRITERIA.items(), start=1)
+        ],
+        schema_overrides={"position": pl.Int32},
+    )
+    levels = pl.DataFrame(
+        [
+            {"criterion": name, "level": str(level), "position": position}
+            for name, levels in calmqa.CRITERIA.items()
+            for position, level in enumerate(levels, start=1)
+        ],
+        schema_overrides={"position": pl.Int32},
+    )
+    return criteria, levels
+
+
+def long_ratings(ratings: pl.DataFrame) -> pl.DataFrame:
+    """all_ratings.csv's rows (`ingest.read_ratings`), one row per criterion: the rows of `ratings`."""
+    return (
+        ratings.with_columns(pl.col(list(calmqa.CRITERIA)).cast(pl.String))
+        .unpivot(
+            index=["rating_id", "question_id", "answer_id", "model", "annotator"],
+            on=list(calmqa.CRITERIA),
+            variable_name="criterion",
+            value_name="level",
+        )
+        .sort("rating_id", pl.col("criterion").replace_strict({c: i for i, c in enumerate(calmqa.CRITERIA)}))
+    )

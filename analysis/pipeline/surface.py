@@ -6,10 +6,15 @@ language identification on every question (table `question_language_id`); `refre
 `refresh_questions` compute them for the answers and questions an import adds or changes.
 `analysis.analyses.surface` reads the tables.
 
-An answer has a surface issue when it is a provider error (empty, or one of the finish-reason codes
-Gemini's API returned, which the release stores as the answer's text), repeats itself (some sequence of
-20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's language. A
-provider error has no language or repetition verdict: it is neither "wrong language" nor clean.
+An answer has a surface issue when it is a provider error (empty, or one of the texts the study declares
+its provider returned instead of an answer, `study.provider_error_codes`: for CaLMQA the finish-reason
+codes Gemini's API returned, which the release stores as the answer's text), repeats itself (some
+sequence of 20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's
+language. A provider error has no language or repetition verdict: it is neither "wrong language" nor
+clean. The language verdict is that of the identification the build's workers hold
+(`executors.VerdictModels`): the paper's pipeline (`language_id.Identifier`, CaLMQA), or the all-languages
+engine (`language_id_all.EngineIdentifier`, a study); none where the language is not identified
+(`languages.identified`).
 """
 
 import collections
@@ -23,7 +28,6 @@ import polars as pl
 import regex
 from tqdm import tqdm
 
-from ..core.vocabulary import UNRELIABLE_LANGUAGES
 from ..schema import ANSWER_SURFACE, QUESTION_LANGUAGE_ID
 from ..store import append, insert
 from . import executors, tokenizer
@@ -34,9 +38,6 @@ if TYPE_CHECKING:
 
 REPETITION_NGRAM = 20
 REPETITION_MIN_COUNT = 4
-# What Gemini's API returned instead of an answer, stored as the answer's text in the release: the
-# finish reasons of a blocked or failed generation. With the empty answers they are provider errors.
-PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")
 EMPTY_CODE = "empty"
 
 TABLES = (ANSWER_SURFACE, QUESTION_LANGUAGE_ID)
@@ -147,11 +148,12 @@ def max_ngram_counts(token_arrays: list[np.ndarray], n: int = REPETITION_NGRAM) 
 # ---------------------------------------------------------------- indicators
 
 
-def provider_error_code(text: str | None) -> str | None:
-    """`empty` or the finish-reason code when the provider returned an error instead of an answer, else None."""
+def provider_error_code(text: str | None, codes: tuple[str, ...] = ()) -> str | None:
+    """`empty`, or the text when it is one of the study's provider error `codes`, when the provider
+    returned an error instead of an answer; else None."""
     if not text:
         return EMPTY_CODE
-    return text if text in PROVIDER_ERROR_CODES else None
+    return text if text in codes else None
 
 
 def indicators(text: str, language: str) -> dict[str, bool]:
@@ -167,13 +169,17 @@ def indicators(text: str, language: str) -> dict[str, bool]:
 
 # ---------------------------------------------------------------- verdicts
 
+# A part of the answers (or questions) as the workers take it: the key of the language identification
+# (`executors.VerdictModels.surface_key`), ids, texts, question languages, the study's provider error codes.
+Chunk = tuple[str, list[int], list[str], list[str], tuple[str, ...]]
 
-def _chunk_verdicts(chunk: tuple[str, list[int], list[str], list[str]]) -> dict[str, list]:
-    """The verdicts of a chunk of answers (langid engine, answer ids, texts, question languages), as
-    columns; it runs on the workers, with the models they loaded (`executors`)."""
-    langid_engine, answer_ids, texts, languages = chunk
-    identifier, encoding = executors.identifier(langid_engine), repetition_tokenizer()
-    codes = [provider_error_code(t) for t in texts]
+
+def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
+    """The verdicts of a chunk of answers, as columns; it runs on the workers, with the models they
+    loaded (`executors`)."""
+    identification, answer_ids, texts, languages, error_codes = chunk
+    identifier, encoding = executors.surface_identifier(identification), repetition_tokenizer()
+    codes = [provider_error_code(t, error_codes) for t in texts]
     answered = [i for i, code in enumerate(codes) if code is None]
     verdicts = dict(zip(answered, identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
     # Special-token strings in an answer are ordinary text, as for any text a model wrote.
@@ -213,8 +219,8 @@ def _chunk_verdicts(chunk: tuple[str, list[int], list[str], list[str]]) -> dict[
     return columns
 
 
-def _chunks(rows: pl.DataFrame, key: str, workers: Workers) -> list[tuple[str, list[int], list[str], list[str]]]:
-    """`rows` (columns `key`, text, language) cut into chunks for the workers: (langid engine, ids, texts, languages)."""
+def _chunks(rows: pl.DataFrame, key: str, workers: Workers, error_codes: tuple[str, ...] = ()) -> list[Chunk]:
+    """`rows` (columns `key`, text, language) cut into chunks for the workers (`Chunk`)."""
     rows = rows.select(key, "text", "language").with_columns(
         pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes")
     )
@@ -225,10 +231,11 @@ def _chunks(rows: pl.DataFrame, key: str, workers: Workers) -> list[tuple[str, l
     bounds = np.linspace(0, rows.height, n_chunks + 1).astype(int)
     return [
         (
-            workers.models.langid_engine,
+            workers.models.surface_key,
             rows[key][a:b].to_list(),
             rows["text"][a:b].to_list(),
             rows["language"][a:b].to_list(),
+            error_codes,
         )
         for a, b in zip(bounds[:-1], bounds[1:])
         if b > a
@@ -260,7 +267,7 @@ def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm
             "emoji": pl.Boolean,
         },
     )
-    return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code"), on="answer_id"))
+    return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code", "identified"), on="answer_id"))
 
 
 def _started(workers: Workers | None, processes: int = 1, langid_engine: str = "langid-batch"):
@@ -276,28 +283,27 @@ def _bar(total: int, what: str, workers: Workers, progress: bool = True) -> tqdm
 
 def surface_verdicts(
     answers: pl.DataFrame,
+    error_codes: tuple[str, ...] = (),
     processes: int = PROCESSES,
     langid_engine: str = "langid-batch",
     progress: bool = True,
     workers: Workers | None = None,
 ) -> pl.DataFrame:
-    """Verdicts for `answers` (columns answer_id, text, language, iso_code: the question's language and
-    its ISO code), as rows of `answer_surface`, sorted by answer_id: on `workers`, else on `processes`
+    """Verdicts for `answers` (columns answer_id, text, language, iso_code, identified: the question's
+    language, its ISO code and whether it is identified), as rows of `answer_surface`, sorted by
+    answer_id; `error_codes` are the study's provider error codes. On `workers`, else on `processes`
     forked here with the langid engine `langid_engine` (one process when the answers make one chunk)."""
     one_chunk = answers.height <= 1
     with _started(workers, 1 if one_chunk else processes, langid_engine) as workers:
         with _bar(answers.height, "surface verdicts", workers, progress) as bar:
-            return _verdicts(
-                answers, workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers)), bar
-            )
+            chunks = _chunks(answers, "answer_id", workers, error_codes)
+            return _verdicts(answers, workers.map_unordered(_chunk_verdicts, chunks), bar)
 
 
 def _finish(verdicts: pl.DataFrame) -> pl.DataFrame:
     """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
     match = pl.col("detected_language") == pl.col("iso_code")
-    correct = (
-        pl.when(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).then(None).otherwise(pl.col("language_match"))
-    )
+    correct = pl.when(pl.col("identified")).then(pl.col("language_match"))
     return (
         verdicts.with_columns(
             language_match=match,
@@ -314,7 +320,7 @@ def _finish(verdicts: pl.DataFrame) -> pl.DataFrame:
 
 
 MODEL_ANSWERS_SQL = """
-SELECT a.answer_id, a.text, q.language, l.iso_code
+SELECT a.answer_id, a.text, q.language, l.iso_code, l.identified
 FROM answers a JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
 WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
 ORDER BY a.answer_id
@@ -323,9 +329,15 @@ ORDER BY a.answer_id
 BATCH_SIZE = 20_000
 
 
+def error_codes(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
+    """The study's provider error codes (`study.provider_error_codes`)."""
+    return tuple(con.execute("SELECT provider_error_codes FROM study").fetchall()[0][0])
+
+
 def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int], **options) -> pl.DataFrame:
     """Verdicts for the model answers of `answer_ids` (human reference answers among them are skipped)."""
-    return surface_verdicts(con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids}).pl(), **options)
+    answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids}).pl()
+    return surface_verdicts(answers, error_codes(con), **options)
 
 
 QUESTIONS_SQL = """
@@ -336,12 +348,18 @@ ORDER BY q.question_id
 """
 
 
-def _question_chunk(chunk: tuple[str, list[int], list[str], list[str]]) -> tuple[list, ...]:
-    """The verdicts of a chunk of questions (langid engine, question ids, texts, languages): ids,
-    engines, raw verdicts and detected languages. It runs on the workers, like `_chunk_verdicts`."""
-    langid_engine, question_ids, texts, languages = chunk
-    verdicts = executors.identifier(langid_engine).identify(texts, languages)
-    return question_ids, [v.engine for v in verdicts], [v.raw_json() for v in verdicts], [v.language for v in verdicts]
+def _question_chunk(chunk: Chunk) -> tuple[list, ...]:
+    """The verdicts of a chunk of questions (`Chunk`): ids, engines, raw verdicts and detected languages.
+    It runs on the workers, like `_chunk_verdicts`."""
+    identification, question_ids, texts, languages, _ = chunk
+    verdicts = executors.surface_identifier(identification).identify(texts, languages)
+    # (a study's engine gives no verdict in a language it has no model of: nulls, as for an answer)
+    return (
+        question_ids,
+        [v.engine if v else None for v in verdicts],
+        [v.raw_json() if v else None for v in verdicts],
+        [v.language if v else None for v in verdicts],
+    )
 
 
 def question_language_ids(
@@ -389,21 +407,30 @@ def write_tables(
         con.execute(f"DROP TABLE IF EXISTS {table.name}")
     con.execute(ANSWER_SURFACE.ddl())
     answer_ids = [r[0] for r in con.execute("SELECT answer_id FROM answers WHERE NOT is_human ORDER BY 1").fetchall()]
+    codes = error_codes(con)
     # One set of workers for all batches, and each batch's chunks queued before the previous batch's
     # verdicts are collected and stored, so that the workers do not wait for the database between batches.
     pending: collections.deque[tuple[pl.DataFrame, Iterable[dict[str, list]]]] = collections.deque()
     with _started(workers, processes) as workers, _bar(len(answer_ids), "surface verdicts", workers) as bar:
         for start in range(0, len(answer_ids), BATCH_SIZE):
             answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()
-            parts = workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers))
+            parts = workers.map_unordered(_chunk_verdicts, _chunks(answers, "answer_id", workers, codes))
             # The chunks carry the texts: only what `_verdicts` joins waits here.
             pending.append((answers.drop("text"), parts))
             if len(pending) > 1:
                 append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
         while pending:
             append(con, ANSWER_SURFACE, _verdicts(*pending.popleft(), bar))
-        insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con, workers=workers))
+        if paper_identification(con):
+            insert(con, QUESTION_LANGUAGE_ID, question_language_ids(con, workers=workers))
+        else:
+            con.execute(QUESTION_LANGUAGE_ID.ddl())  # the paper's pipeline on the questions: CaLMQA's Table 13
     return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchall()[0][0] for t in TABLES}
+
+
+def paper_identification(con: duckdb.DuckDBPyConnection) -> bool:
+    """The study's language verdicts are the CaLMQA paper's pipeline (`study.language_identification`)."""
+    return con.execute("SELECT language_identification FROM study").fetchall()[0][0] == "paper"
 
 
 def refresh_answers(con: duckdb.DuckDBPyConnection, answer_ids: list[int], workers: Workers | None = None) -> None:

@@ -82,11 +82,24 @@ def notebook_entry(path: Path) -> str:
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
+
+    def tagged(cell, tag: str) -> bool:
+        return tag in cell.metadata.get("tags", [])
+
+    # The CaLMQA study's view (its paper-only sections with the generic ones); a study of your own's
+    # sections are listed after it.
     markdown = [
         c.source
         for c in notebook.cells
-        if c.cell_type == "markdown" and "notebook-only" not in c.metadata.get("tags", [])
+        if c.cell_type == "markdown" and not tagged(c, "notebook-only") and not tagged(c, "study-only")
     ]
+    study_sections = [
+        s
+        for c in notebook.cells
+        if c.cell_type == "markdown" and not tagged(c, "notebook-only") and not tagged(c, "paper-only")
+        for s in _SECTION.findall(c.source)
+    ]
+    requires = notebook.metadata.get("calmqa", {}).get("requires")
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     title = _TITLE.match(markdown[0]) if markdown else None
     opening = markdown[0] if title else ""
@@ -105,6 +118,17 @@ def notebook_entry(path: Path) -> str:
     sections = [s for text in markdown for s in _SECTION.findall(text)]
     if sections:
         lines += ["Sections: " + "; ".join(sections) + ".", ""]
+    if requires:
+        lines += [
+            f"CaLMQA only: it needs a study that declares `{requires}`, and `make figures STUDY=...` does not run "
+            "it (docs/studies.md).",
+            "",
+        ]
+    elif study_sections != sections:
+        lines += [
+            "For a study of your own (docs/studies.md) its sections are: " + "; ".join(study_sections) + ".",
+            "",
+        ]
     parameter_cell = next((c.source for c in notebook.cells if "parameters" in c.metadata.get("tags", [])), "")
     parameters = _parameters(parameter_cell)
     if parameters:

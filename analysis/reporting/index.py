@@ -27,13 +27,19 @@ READING_ORDER = {
     "04_answer_scores": "the paper's answer score, as far as the release allows",
     "05_human_evaluation": "what the native-speaker annotators found",
 }
+# ... and in the reports of a study of your own.
+STUDY_READING_ORDER = {
+    "03_surface_quality": "which models answer in the question's language, without repeating themselves",
+    "04_answer_scores": "the share of answers without surface issues, and the study's metrics",
+    "05_human_evaluation": "what the annotators found, criterion by criterion",
+}
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>CaLMQA analysis reports</title>
+<title>{page_title}</title>
 <style>
 body {{ font-family: "Noto Sans", "DejaVu Sans", sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }}
 h1 {{ font-size: 1.6em; }}
@@ -49,7 +55,7 @@ h1 {{ font-size: 1.6em; }}
 </style>
 </head>
 <body>
-<h1>CaLMQA analysis reports</h1>
+<h1>{page_title}</h1>
 {headline}
 {provenance}
 {entries}
@@ -106,6 +112,23 @@ def provenance_block(records: list[dict]) -> str:
     )
 
 
+def study_headline(records: dict[str, dict], study) -> str:
+    """What a study's reports are (a study of your own: `analyses.studies.Study`), and what to read first."""
+    first = [
+        f'<li><a href="{inert(name, "html")}.html">{inert(records[name].get("title", name), "html")}</a>: {why}</li>'
+        for name, why in STUDY_READING_ORDER.items()
+        if name in records
+    ]
+    reading = f"<p>What to read first:</p><ol>{''.join(first)}</ol>" if first else ""
+    about = f"<p>{inert(study.description, 'html')}</p>" if study.description else ""
+    cite = f'<p class="provenance">Cite the study as: {inert(study.citation, "html")}</p>' if study.citation else ""
+    return (
+        f'<div class="lead">{about}<p>{len(records)} reports of the study <code>{inert(study.name, "html")}</code>, one '
+        "per notebook of the CaLMQA analysis suite (docs/studies.md). Each says where the study lacks the data "
+        f"for one of its sections.</p>{reading}{cite}</div>"
+    )
+
+
 def headline(records: dict[str, dict]) -> str:
     """What the suite is and what to read first."""
     first = [
@@ -146,6 +169,17 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
         summary=markdown_to_html(summary) if summary else "<p><em>This report has no summary.</em></p>",
         meta=meta,
     )
+
+
+def _study(db_path: Path | None):
+    """The study of the database the reports were built from, or None (no database named, or none there)."""
+    if db_path is None or not db_path.is_file():
+        return None
+    from .. import store
+    from ..analyses import studies
+
+    with store.connect(db_path) as con:
+        return studies.Study.of(con)
 
 
 METHODS_SOURCE = paths.DOCS / "methods.md"
@@ -189,9 +223,13 @@ def write_methods(reports_root: Path, source: Path = METHODS_SOURCE) -> Path:
 
 
 def write_index(
-    reports_root: Path = paths.REPORTS, figures_root: Path = paths.FIGURES, out: Path | None = None
+    reports_root: Path = paths.REPORTS,
+    figures_root: Path = paths.FIGURES,
+    out: Path | None = None,
+    db_path: Path | None = None,
 ) -> Path:
-    """Write the index of every report in `reports_root`, and the methods page beside them; returns the
+    """Write the index of every report in `reports_root`, titled after the study of `db_path` when it
+    is one of your own (else the CaLMQA study's page), and the methods page beside them; returns the
     index's path."""
     out = out or reports_root / INDEX_NAME
     # The reproduction report first: its summary says how much of the two papers the suite reproduces.
@@ -204,9 +242,12 @@ def write_index(
     write_methods(reports_root)
     records = {p.stem: provenance.read(p) or {} for p in pages}
     shared = shared_build(list(records.values()))
+    study = _study(db_path)
+    own = study is not None and not study.paper
     body = PAGE.format(
         width=THUMBNAIL_WIDTH,
-        headline=headline(records),
+        page_title=inert(f"{study.title}: reports" if own else "CaLMQA analysis reports", "html"),
+        headline=study_headline(records, study) if own else headline(records),
         provenance=provenance_block(list(records.values())),
         entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages),
     )

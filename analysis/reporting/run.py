@@ -2,6 +2,10 @@
 Papermill execution with the project's kernel, then its HTML report (`reporting.html`); outputs are
 written beside their targets and moved into place only on success.
 
+A notebook runs the sections the study has (docs/studies.md): the cells tagged `paper-only` (the CaLMQA
+paper's items) only for a study that declares a paper, those tagged `study-only` only for any other;
+the runner leaves the others out before Papermill executes the notebook (`sections_for`).
+
 Each run writes where its time went beside the executed notebook (`<name>.timings.json`: kernel start,
 imports and set-up, analysis, static export, kernel shutdown, HTML export), which `make bench` reports.
 """
@@ -16,6 +20,8 @@ import time
 from pathlib import Path
 from typing import TypedDict
 
+from .. import store
+from ..analyses import studies
 from ..core import files, paths, timings
 from ..core.errors import Failure, NotebookFailed
 from ..viz import export
@@ -30,10 +36,14 @@ _PARAMETER_TAGS = {"parameters", "injected-parameters"}
 EVALUATION_PARAMETER = "evaluation_dir"
 
 
-def notebook_names() -> list[str]:
+def notebook_names(generic_only: bool = False) -> list[str]:
     """The notebooks `make figures` runs, in order: those whose name starts with two digits, except 00;
-    the reproduction report last, since it reads the figures of all the others."""
-    return sorted(notebook_names_in(paths.NOTEBOOKS), key=lambda name: name == REPRODUCTION_NOTEBOOK)
+    the reproduction report last, since it reads the figures of all the others. `generic_only`: those a
+    study of your own gets, the notebooks that require no declaration (`required_declaration`)."""
+    names = notebook_names_in(paths.NOTEBOOKS)
+    if generic_only:
+        names = [name for name in names if required_declaration(paths.NOTEBOOKS / f"{name}.ipynb") is None]
+    return sorted(names, key=lambda name: name == REPRODUCTION_NOTEBOOK)
 
 
 def notebook_names_in(folder: Path) -> list[str]:
@@ -47,18 +57,49 @@ def reading_order(names: list[str]) -> list[str]:
     return sorted(names, key=lambda name: (name != REPRODUCTION_NOTEBOOK, name))
 
 
-def report_labels(notebooks_root: Path = paths.NOTEBOOKS) -> list[tuple[str, str]]:
-    """(name, label) of every report, in reading order: the notebook's number and the title of its first
-    Markdown heading up to a colon or parenthesis, or its name in words where the title comes from the
-    data."""
+def report_labels(notebooks_root: Path = paths.NOTEBOOKS, study: studies.Study | None = None) -> list[tuple[str, str]]:
+    """(name, label) of every report `study` gets (None: every report), in reading order: the notebook's
+    number and the title of its first Markdown heading up to a colon or parenthesis, or its name in words
+    where the title comes from the data."""
     import nbformat
 
     labels = []
     for name in reading_order(notebook_names_in(notebooks_root)):
+        needed = required_declaration(Path(notebooks_root) / f"{name}.ipynb")
+        if study is not None and needed is not None and not study.requires(needed):
+            continue  # a paper-only report this study does not get
         notebook = nbformat.read(Path(notebooks_root) / f"{name}.ipynb", as_version=4)
         title = provenance.notebook_title(notebook) or name[3:].replace("_", " ").capitalize()
         labels.append((name, f"{name[:2]} {re.split(r'[:(]', title)[0].strip()}"))
     return labels
+
+
+# The tags of the cells of the paper-only sections, and of those only other studies' reports have.
+PAPER_ONLY, STUDY_ONLY = "paper-only", "study-only"
+
+
+def sections_for(notebook: dict, paper: str | None) -> dict:
+    """The notebook (as JSON) without the cells of sections the study does not have: `study-only` cells
+    for the paper's study (one that declares `paper`), `paper-only` cells for any other."""
+    left_out = STUDY_ONLY if paper else PAPER_ONLY
+    cells = [cell for cell in notebook["cells"] if left_out not in cell.get("metadata", {}).get("tags", [])]
+    return {**notebook, "cells": cells}
+
+
+# Where a paper-only notebook names the declaration it needs: `"calmqa": {"requires": "paper"}` (or
+# `"nativqa"`) in its metadata (docs/studies.md).
+METADATA_KEY = "calmqa"
+
+
+def required_declaration(notebook: Path) -> str | None:
+    """The study declaration a notebook needs (`paper` or `nativqa`), or None for a generic notebook."""
+    return json.loads(notebook.read_text(encoding="utf-8"))["metadata"].get(METADATA_KEY, {}).get("requires")
+
+
+def study_of(db_path: Path) -> studies.Study:
+    """The study the database holds (its declarations)."""
+    with store.connect(db_path) as con:
+        return studies.Study.of(con)
 
 
 def notebook_parameters(source: Path) -> set[str]:
@@ -120,6 +161,17 @@ def run_notebook(
         # A name is a notebook of the folder, never a path: `../x` would name outputs outside their folders.
         raise Failure(f"no notebook {name!r} in {notebooks_root}: expected one of {', '.join(known)}")
     source = Path(notebooks_root) / f"{name}.ipynb"
+    study = study_of(Path(db_path)) if Path(db_path).is_file() else None
+    needed = required_declaration(source)
+    if study is not None and needed is not None and not study.requires(needed):
+        raise Failure(
+            f"{source.name} is a paper-only notebook: it needs a study that declares `{needed}`, and the study "
+            f"{study.name!r} of {db_path} does not (docs/studies.md)"
+        )
+    # The sections of this study: Papermill executes a copy without the others (in the notebooks' folder
+    # as its working folder, as it would the notebook itself).
+    sections_target = build_root / "executed" / f"{name}.sections.ipynb"
+    sections = files.temporary_name(sections_target)
     executed = build_root / "executed" / f"{name}.ipynb"
     # Every file of a run is private to its process until the run succeeded, so that two `make figures`
     # started at once cannot mix their outputs; the swap into place happens under a lock.
@@ -132,8 +184,10 @@ def run_notebook(
     report = reports_root / f"{name}.html"
     staging = files.temporary_name(figures)
     shutil.rmtree(staging, ignore_errors=True)
-    for target in (figures, executed, executed.with_suffix(".timings.jsonl")):  # what runs killed before left
+    for target in (figures, executed, executed.with_suffix(".timings.jsonl"), sections_target):  # what killed runs left
         files.remove_stale(target)
+    stored = json.loads(source.read_text(encoding="utf-8"))
+    files.write_text(sections, json.dumps(sections_for(stored, study.paper if study else None), indent=1) + "\n")
     params = {"db_path": str(Path(db_path).resolve()), "output_dir": str(staging.resolve()), **(parameters or {})}
     if name == REPRODUCTION_NOTEBOOK:
         params.setdefault("figures_dir", str(Path(figures_root).resolve()))
@@ -145,7 +199,7 @@ def run_notebook(
         with provenance.database_reads() as reads:
             try:
                 mark = time.perf_counter()
-                _execute_with_retry(papermill, source, running, params, kernel, Path(notebooks_root), steps)
+                _execute_with_retry(papermill, sections, running, params, kernel, Path(notebooks_root), steps)
                 seconds["papermill"] = time.perf_counter() - mark
             except papermill.PapermillExecutionError as exc:
                 with files.lock(figures_root / f".{name}"):
@@ -163,7 +217,7 @@ def run_notebook(
             elif figures.exists():
                 shutil.rmtree(figures)
             mark = time.perf_counter()
-            html.to_html(running, report, record, figures_root, report_labels(notebooks_root))
+            html.to_html(running, report, record, figures_root, report_labels(notebooks_root, study))
             seconds["HTML export"] = time.perf_counter() - mark
             mark = time.perf_counter()
             provenance.date(report, read, Path(db_path))
@@ -175,6 +229,7 @@ def run_notebook(
         shutil.rmtree(staging, ignore_errors=True)
         running.unlink(missing_ok=True)
         steps.unlink(missing_ok=True)
+        sections.unlink(missing_ok=True)
     parts = ", ".join(f"{phase} {value:.1f}" for phase, value in breakdown["phases"].items())
     print(f"{name}: {breakdown['seconds']:.1f} s ({parts}) -> {figures}, {report}", file=sys.stderr)
     return report

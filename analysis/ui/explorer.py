@@ -38,7 +38,6 @@ from ..analyses.scores import TOO_FEW_ANSWERS
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
 from ..core.scalars import number
 from ..core.text import inert
-from ..core.vocabulary import QUESTION_TYPE_LABELS, UNRELIABLE_LANGUAGES
 from ..stats import intervals
 from ..viz import export, heatmap, theme
 
@@ -174,12 +173,15 @@ def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                              ELSE m.display_name END AS model_name,
                a.is_human, a.text, a.text_en, a.n_bytes, a.text = '' AS is_empty,
                {surface_select},
-               r.rating, r.factuality, r.omissions, r.language_correct AS rated_language_correct
+               r.ratings, NOT l.identified AS unreliable
         FROM answers a
         JOIN questions q USING (question_id)
         JOIN languages l ON l.language = q.language
         LEFT JOIN models m ON m.model = a.model
-        LEFT JOIN ratings r ON r.answer_id = a.answer_id
+        LEFT JOIN (
+            SELECT answer_id, string_agg(criterion || ' ' || level, ', ' ORDER BY rating_id, criterion) AS ratings
+            FROM ratings GROUP BY answer_id
+        ) r ON r.answer_id = a.answer_id
         {surface_join}
     """).pl()
     # Within a question, the models in the suite's order (the paper's, then imported ones), as every chart has them.
@@ -229,7 +231,7 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     keys = ["model_name", "language", "question_type"]
     models = answers.filter(~pl.col("is_human"))
     if metric.needs_language:
-        models = models.filter(~pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES)))
+        models = models.filter(~pl.col("unreliable"))
     value = pl.col(metric.column).cast(pl.Float64)
     cells = (
         models.filter(pl.col(metric.column).is_not_null())
@@ -251,7 +253,7 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
         answers.filter(~pl.col("is_human"))
         .group_by(keys)
         .agg(
-            unreliable=pl.col("language").first().is_in(sorted(UNRELIABLE_LANGUAGES)),
+            unreliable=pl.col("unreliable").first(),
             errors_only=pl.col("provider_error").fill_null(False).all(),
         )
     )
@@ -278,9 +280,9 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     )
 
 
-def language_label(language: str) -> str:
-    """A language as the reports label it: a dagger for the four whose identification is unreliable."""
-    return language + (dimensions.UNRELIABLE_MARK if language in UNRELIABLE_LANGUAGES else "")
+def language_label(language: str, orders: dimensions.Orders) -> str:
+    """A language as the reports label it: a dagger for one whose answers have no language verdict."""
+    return orders.label(language) if language in orders.languages else language
 
 
 def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
@@ -292,21 +294,17 @@ def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
     return (0.0, number(values.max())) if values.len() else (0.0, 1.0)
 
 
-def explorer_chart(
-    cells: pl.DataFrame,
-    metric: Metric,
-    domain: tuple[float, float],
-    models: list[str],
-    languages: list[str],
-    divider: str | None = None,
-):
-    """The explorer's heatmap of `cells`: culturally specific and agnostic questions stacked, the colour
-    scale fixed to `domain` and saying which end is good, a line before `divider` (the first
-    low-resource language), the unreliable languages marked and their cells drawn as in the reports.
-    A click picks a cell's model, language and question type (`theme.PICK`); the cells matching
+def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, float], orders: dimensions.Orders):
+    """The explorer's heatmap of `cells`: the question types stacked (in the study's order), the colour
+    scale fixed to `domain` and saying which end is good, a line before the first language of each
+    resource level after the first, the unreliable languages marked and their cells drawn as in the
+    reports. A click picks a cell's model, language and question type (`theme.PICK`); the cells matching
     `theme.CHOSEN` are outlined."""
-    table = cells.with_columns(language_label=pl.col("language").map_elements(language_label, return_dtype=pl.String))
+    table = cells.with_columns(
+        language_label=pl.col("language").map_elements(lambda v: language_label(v, orders), return_dtype=pl.String)
+    )
     present = set(table["language"])
+    languages, models = orders.languages, orders.models
     return heatmap.heatmap(
         table,
         x="language_label",
@@ -316,13 +314,13 @@ def explorer_chart(
         value_title="%" if metric.kind == "share" else "bytes",
         better=metric.better,
         domain=domain,
-        x_order=[language_label(v) for v in languages if v in present],
+        x_order=[language_label(v, orders) for v in languages if v in present],
         y_order=[m for m in models if m in set(table["model_name"])],
         value_format=metric.value_format,
-        column="question_type",
-        column_order=list(dimensions.QUESTION_TYPE_ORDER),
+        column="question_type" if orders.question_types else None,
+        column_order=list(orders.question_types),
         status="status",
-        x_dividers=[language_label(divider)] if divider is not None and divider in present else [],
+        x_dividers=[language_label(v, orders) for v in orders.dividers(by_label=False) if v in present],
         tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"],
         pick_fields=["model_name", "language_label", "question_type"],
         outline_chosen=True,
@@ -330,21 +328,21 @@ def explorer_chart(
     ).configure_legend(orient="bottom", direction="horizontal", gradientLength=200, titleLimit=300)
 
 
-def chosen_cell(filters: Filters) -> dict[str, str]:
+def chosen_cell(filters: Filters, orders: dimensions.Orders) -> dict[str, str]:
     """The fields of the overview's cells that `filters` choose, as the heatmap's `theme.CHOSEN` holds them."""
     chosen = {
         "model_name": filters.model,
-        "language_label": language_label(filters.language) if filters.language else None,
+        "language_label": language_label(filters.language, orders) if filters.language else None,
         "question_type": filters.question_type,
     }
     return {k: v for k, v in chosen.items() if v is not None}
 
 
-def picked_cell(picked: list[dict], languages: list[str]) -> dict[str, str] | None:
+def picked_cell(picked: list[dict], orders: dimensions.Orders) -> dict[str, str] | None:
     """Model, language and question type of a click on the overview (`PointSelection.value`), or None."""
     if not picked or "model_name" not in picked[0] or "language_label" not in picked[0]:
         return None
-    labels = {language_label(v): v for v in languages}
+    labels = {language_label(v, orders): v for v in orders.languages}
     label = picked[0]["language_label"]
     return {
         "model": picked[0]["model_name"],
@@ -423,7 +421,7 @@ def _badge(text: str, kind: str, explanation: str = "") -> str:
 
 def verdict_badges(answer: dict, has_surface: bool) -> list[str]:
     """An answer's verdicts as badges: provider error or empty, wrong language (or not identified, for an
-    unreliable language), repetition, no surface issue, and the human rating with its verdicts."""
+    unreliable language), repetition, no surface issue, and the human ratings (each criterion and level)."""
     badges = []
     if answer["is_empty"]:
         badges.append(_badge("empty", "fail", "the provider returned no text (a provider error)"))
@@ -441,11 +439,8 @@ def verdict_badges(answer: dict, has_surface: bool) -> list[str]:
             badges.append(_badge("repetition", "fail"))
         if answer["surface_ok"]:
             badges.append(_badge("no surface issue", "ok"))
-    if answer["rating"] is not None:
-        badges.append(_badge(f"rated {answer['rating']}/5", "rating"))
-        badges.append(_badge(f"factuality issues: {answer['factuality']}", "rating"))
-        badges.append(_badge(f"omissions: {answer['omissions']}", "rating"))
-        badges.append(_badge(f"language (annotator): {answer['rated_language_correct']}", "rating"))
+    if answer["ratings"] is not None:
+        badges.append(_badge(f"human ratings: {answer['ratings']}", "rating"))
     return badges
 
 
@@ -519,15 +514,17 @@ def answers_html(
     return "\n".join(parts)
 
 
-def cell_sentence(answers: pl.DataFrame, filters: Filters, metric: Metric, n_questions: int, n_failing: int) -> str:
+def cell_sentence(
+    answers: pl.DataFrame, filters: Filters, metric: Metric, n_questions: int, n_failing: int, orders: dimensions.Orders
+) -> str:
     """What the comparison shows, in words: the chosen model, language and question type, the chosen
     model's value of the metric over them, and how many questions have a failing answer."""
     chosen = [
         f"<strong>{inert(filters.model, 'html')}</strong>" if filters.model else "every model",
         inert(filters.language, "html") if filters.language else "every language",
-        inert(QUESTION_TYPE_LABELS.get(filters.question_type, filters.question_type), "html") + " questions"
+        inert(orders.question_type_labels.get(filters.question_type, filters.question_type), "html") + " questions"
         if filters.question_type
-        else "both question types",
+        else "every question type",
     ]
     sentence = f"Chosen: {', '.join(chosen)}. {n_questions:,} questions"
     if metric.fails_when is not None:
@@ -557,7 +554,7 @@ def summary(answers: pl.DataFrame, has_surface: bool) -> str:
         f"The explorer holds **{answers.height:,} answers** ({models.height:,} from "
         f"{models['model_name'].n_unique()} models, {answers.height - models.height:,} human references) to "
         f"{answers['question_id'].n_unique():,} questions in {answers['language'].n_unique()} languages, "
-        f"{answers.filter(pl.col('rating').is_not_null()).height} of them rated by people. {surface}"
+        f"{answers.filter(pl.col('ratings').is_not_null()).height} of them rated by people. {surface}"
     )
 
 
@@ -603,7 +600,7 @@ class Explorer:
         )
         self.model = w.Dropdown(options=options("model_name", self.model_order), value=ALL, description="Model")
         self.question_type = w.Dropdown(
-            options=options("question_type", dimensions.QUESTION_TYPE_ORDER), value=ALL, description="Type"
+            options=options("question_type", list(self.orders.question_types)), value=ALL, description="Type"
         )
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
@@ -716,9 +713,7 @@ class Explorer:
             metric_cells(apply_filters(self.answers, overview_filters(self.filters)), metric),
             metric,
             self._domains[metric.key],
-            self.model_order,
-            self.language_order,
-            self.orders.divider(by_label=False),
+            self.orders,
         )
 
     def _draw_overview(self) -> None:
@@ -729,7 +724,7 @@ class Explorer:
         self._show_chosen()
 
     def _show_chosen(self) -> None:
-        setattr(self.overview.params, theme.CHOSEN, chosen_cell(self.filters))
+        setattr(self.overview.params, theme.CHOSEN, chosen_cell(self.filters, self.orders))
 
     def _on_overview_filter(self, _change=None) -> None:
         if self._updating:
@@ -802,7 +797,7 @@ class Explorer:
             f"Only where the answer {metric.failure}" if metric.fails_when is not None else "Only the failures"
         )
         self.only_failures.disabled = metric.fails_when is None
-        self.cell_view.value = cell_sentence(frame, self.filters, metric, len(every), n_failing)
+        self.cell_view.value = cell_sentence(frame, self.filters, metric, len(every), n_failing, self.orders)
         pages = max((len(questions) + self.page_size - 1) // self.page_size, 1)
         self.previous_page.disabled = self.page <= 0
         self.next_page.disabled = self.page >= pages - 1
@@ -836,7 +831,7 @@ class Explorer:
         self._on_filter()
 
     def _on_pick(self, change) -> None:
-        cell = picked_cell(getattr(change["new"], "value", None) or [], self.language_order)
+        cell = picked_cell(getattr(change["new"], "value", None) or [], self.orders)
         if cell is not None:
             self.select_cell(cell["model"], cell["language"], cell["question_type"])
 

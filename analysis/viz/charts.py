@@ -2,9 +2,10 @@
 
 A chart builder takes the table it draws (and the orders of its axes, `analyses.dimensions.Orders`) and
 returns an altair chart; `viz.export.save_figure` writes it with that table, for the screen and for
-print. Every chart uses the one vocabulary of `analyses.dimensions`: models by display name in the
-paper's order, question types in the paper's order (culturally specific first), languages grouped by
-resource level with a line (or, for charts of panels, a titled group) between the groups. Every colour
+print. Every chart uses the orders and labels of `analyses.dimensions` (read from the database): models
+by display name in the study's order, question types in the study's order (CaLMQA: culturally specific
+first), languages grouped by resource level with a line (or, for charts of panels, a titled group)
+between the groups. Every colour
 scale says which end is good (`theme.SCHEMES`), and every percentage scale runs from 0 to 100. Model x
 language heatmaps, drawn the same way in notebooks 03, 04, 06, 09 and 10, all come from
 `model_language_heatmap`.
@@ -13,21 +14,21 @@ language heatmaps, drawn the same way in notebooks 03, 04, 06, 09 and 10, all co
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses import answer_verdicts, human_evaluation, nativqa, paper_items, scores, surface, topics
+from ..analyses import answer_verdicts, human_evaluation, nativqa, paper_items, scores, surface
 from ..analyses.dimensions import Orders
-from ..core import vocabulary
 from ..core.scalars import number
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
-from .heatmap import heatmap
+from .heatmap import CELL, heatmap
 from .theme import (
     BOX_LABEL,
     BOX_LABEL_PRINT_SCALE,
+    CELL_LABEL,
     CHARACTER_WIDTH,
     CLAIM_STATUS_COLOURS,
     COEFFICIENT_DOMAIN,
@@ -44,10 +45,8 @@ from .theme import (
 
 if TYPE_CHECKING:
     import altair as alt
-    from altair import Chart  # for functions in which `alt` is the local module that `altair()` returns
+    from altair import Chart, VConcatChart  # for functions in which `alt` is the local module that `altair()` returns
 
-# The axis title of languages split by the line between the resource levels.
-LANGUAGE_GROUPS = "high-resource languages, then (after the line) low-resource languages"
 # The room a chart has in a report read in a window 1024 px wide, and what a chart of panels keeps of it
 # for a legend beside them and between two panels, in pixels: panels wrap into as many columns as fit.
 SCREEN_ROOM = 900
@@ -68,18 +67,20 @@ def model_language_heatmap(
     value_title: str,
     better: str | None,
     subtitle: str | list[str] | None = None,
-    column: str = "question_type",
+    column: str | None = "question_type",
     column_order: list[str] | None = None,
     status: str | None = "status",
     tooltip: list[str] | None = None,
     x: str = "language_label",
 ) -> alt.Chart:
-    """Models (rows, in the paper's order) by language (columns, by resource level with a line between
+    """Models (rows, in the study's order) by language (columns, by resource level with a line between
     the groups: `x` is the column of the language's label or of its name), one panel per value of
-    `column` (by default the question types, in the paper's order), a percentage from 0 to 100 printed
-    without decimals. Only the models of `orders.drawn` are drawn, the subtitle says how many more the
-    figure's CSV has (it is written from `cells`, every model's rows)."""
+    `column` (by default the question types, in the study's order; no panels when the study has none),
+    a percentage from 0 to 100 printed without decimals. Only the models of `orders.drawn` are drawn, the
+    subtitle says how many more the figure's CSV has (it is written from `cells`, every model's rows)."""
     by_label = x == "language_label"
+    if column == "question_type" and not orders.question_types:
+        column = None
     models = orders.models
     if orders.drawn is not None:
         left_out = cells.filter(~pl.col("model").is_in(orders.drawn))["model"].n_unique()
@@ -89,8 +90,8 @@ def model_language_heatmap(
             lines = [subtitle] if isinstance(subtitle, str) else list(subtitle or [])
             subtitle = [
                 *lines,
-                f"The {len(orders.drawn)} models drawn are the release's and the imported ones with the most "
-                f"answers; the figure's CSV has the rows of {left_out:,} more models.",
+                f"The {len(orders.drawn)} models drawn are those with the most answers, the study's own before "
+                f"imported ones; the figure's CSV has the rows of {left_out:,} more models.",
             ]
     return heatmap(
         cells,
@@ -108,14 +109,19 @@ def model_language_heatmap(
         x_order=orders.labels if by_label else orders.languages,
         y_order=models,
         column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
-        x_dividers=_present(orders.divider(by_label)),
-        x_title=LANGUAGE_GROUPS,
+        x_dividers=orders.dividers(by_label),
+        x_title=_level_axis_title(orders, cells[x].n_unique()),
         tooltip=tooltip,
     )
 
 
-def _present(divider: str | None) -> list[str]:
-    return [divider] if divider is not None else []
+def _level_axis_title(orders: Orders, n_columns: int, cell: int = CELL) -> str | None:
+    """The title of a language axis with a line between the resource levels, when the axis is wide enough
+    to carry it (at most half as wide again as the axis: a few languages' axis would have it run into the
+    next panel)."""
+    title = orders.level_axis_title()
+    width = len(title or "") * CHARACTER_WIDTH * CONFIG["axis"]["titleFontSize"]
+    return title if title and width <= 1.5 * n_columns * cell else None
 
 
 def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identification: str = "paper") -> alt.Chart:
@@ -131,7 +137,9 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
         title=title,
         value_title=surface.METRICS[metric],
         better=surface.BETTER[metric],
-        column_order=list(paper_items.question_type_order(paper_items.SURFACE_FIGURES.get(metric))),
+        column_order=list(
+            paper_items.question_type_order(paper_items.SURFACE_FIGURES.get(metric), orders.question_types)
+        ),
     )
 
 
@@ -161,7 +169,9 @@ def score_heatmap(
     `column_order`), with the caveats a reader needs in `subtitle`."""
     tooltip = ["model", "language", column, "n_answers", "n_valid", value, "ci_low", "ci_high", "status"]
     if column == "question_type" and column_order is None:
-        column_order = list(paper_items.question_type_order(paper_items.SCORE_FIGURES.get(value)))
+        column_order = list(
+            paper_items.question_type_order(paper_items.SCORE_FIGURES.get(value), orders.question_types)
+        )
     return model_language_heatmap(
         cells,
         value,
@@ -173,6 +183,35 @@ def score_heatmap(
         column_order=column_order,
         subtitle=subtitle,
         tooltip=tooltip,
+    )
+
+
+def metric_heatmap(cells: pl.DataFrame, metric, orders: Orders) -> alt.Chart:
+    """Notebook 04: a study's metric (`analyses.metrics.Metric`), its mean by model and language (a panel
+    per question type when the study has them), coloured by which end is better over the metric's range
+    (or the data's), with the bootstrap interval in the tooltip."""
+    by_type = "question_type" in cells.columns
+    domain = (metric.low, metric.high) if metric.low is not None and metric.high is not None else None
+    # Wide enough for a value with its decimals (0.63) in the cell's label size.
+    cell = max(CELL, round((metric.decimals + 2.5) * CHARACTER_WIDTH * CONFIG["style"][CELL_LABEL]["fontSize"] + 6))
+    return heatmap(
+        cells,
+        x="language",
+        y="model",
+        value="mean",
+        column="question_type" if by_type else None,
+        column_order=list(orders.question_types) if by_type else None,
+        title=f"{metric.name} by model and language (mean, {metric.better} is better)",
+        value_title=metric.name,
+        value_format=f".{metric.decimals}f",
+        better=metric.better,
+        domain=domain,
+        x_order=orders.languages,
+        y_order=orders.models,
+        x_dividers=orders.dividers(by_label=False),
+        x_title=_level_axis_title(orders, cells["language"].n_unique(), cell),
+        tooltip=["model", "language", *(["question_type"] if by_type else []), "n_values", "mean", "ci_low", "ci_high"],
+        cell=(cell, CELL),
     )
 
 
@@ -204,37 +243,38 @@ def english_answer_heatmap(cells: pl.DataFrame, orders: Orders) -> alt.Chart:
 # ---------------------------------------------------------------- 01 dataset overview
 
 
-def specific_categories_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
-    """Figure 5: culturally specific questions by category and language (languages by resource level)."""
+def category_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> alt.Chart:
+    """Questions by category and language (languages by resource level; the paper's Figure 5 for its
+    culturally specific questions)."""
     return heatmap(
         categories,
         x="language",
         y="category",
         value="n_questions",
-        title="Culturally specific questions by category and language (paper Figure 5)",
+        title=title,
         value_title="questions",
         x_order=orders.languages,
-        x_dividers=_present(orders.divider(by_label=False)),
-        x_title=LANGUAGE_GROUPS,
+        x_dividers=orders.dividers(by_label=False),
+        x_title=_level_axis_title(orders, categories["language"].n_unique()),
         tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
     )
 
 
-def specific_category_shares_heatmap(categories: pl.DataFrame, orders: Orders) -> alt.Chart:
-    """Figure 5 as shares: each category's % of a language's culturally specific questions, so that
-    languages with many and few questions compare."""
+def category_share_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> alt.Chart:
+    """`category_heatmap` as shares: each category's % of a language's questions, so that languages with
+    many and few questions compare."""
     return heatmap(
         categories,
         x="language",
         y="category",
         value="pct_of_language",
-        title="Culturally specific questions by category: % of each language's questions (paper Figure 5 as shares)",
+        title=title,
         value_title="% of the language's questions",
         value_format=".0f",
         domain=PERCENT_DOMAIN,
         x_order=orders.languages,
-        x_dividers=_present(orders.divider(by_label=False)),
-        x_title=LANGUAGE_GROUPS,
+        x_dividers=orders.dividers(by_label=False),
+        x_title=_level_axis_title(orders, categories["language"].n_unique()),
         tooltip=["category", "language", "resource_level", "n_questions", "pct_of_language"],
     )
 
@@ -307,45 +347,32 @@ def similarity_heatmap(
     similarity: pl.DataFrame,
     order: list[str],
     group_by: str,
-    question_type: str | None = "specific",
-    collection: str | None = "human",
-    divider: str | None = None,
+    item: str | None,
+    dividers: Sequence[str] = (),
 ) -> alt.Chart:
-    """The group x group matrix of BC, in `order` on both axes, with a line before `divider` on both
-    (the first low-resource language); each cell's tooltip gives BC and Hellinger."""
-    item = "paper Figure 6" if topics.reproduces_figure6(group_by, question_type, collection) else "beyond the paper"
+    """The group x group matrix of BC, in `order` on both axes, with a line before each of `dividers` on
+    both (the first language of each resource level after the first); each cell's tooltip gives BC and
+    Hellinger. `item` says which paper item it is, if any (`topics.similarity_item`)."""
     return heatmap(
         similarity,
         x="group_b",
         y="group_a",
         value="bc",
-        title=f"Bhattacharyya coefficient between category distributions, by {group_by} ({item})",
+        title=f"Bhattacharyya coefficient between category distributions, by {group_by}"
+        + (f" ({item})" if item else ""),
         value_title="BC",
         x_order=order,
         y_order=order,
         value_format=".2f",
         domain=COEFFICIENT_DOMAIN,
-        x_dividers=_present(divider),
-        y_dividers=_present(divider),
+        x_dividers=list(dividers),
+        y_dividers=list(dividers),
         tooltip=["group_a", "group_b", "bc", "hellinger"],
         cell=(28, 22),
     )
 
 
 # ---------------------------------------------------------------- panels by resource level
-
-
-def _resource_groups(present: list[str], orders: Orders) -> list[tuple[str, list[str]]]:
-    """The languages of `present`, in the suite's order, as the high- and the low-resource group (each
-    with its title), and whatever else `present` holds (a total) as a last, untitled group."""
-    first_low = orders.divider(False)
-    low_start = orders.languages.index(first_low) if first_low else len(orders.languages)
-    ordered = [language for language in orders.languages if language in present]
-    high = [language for language in ordered if orders.languages.index(language) < low_start]
-    low = [language for language in ordered if orders.languages.index(language) >= low_start]
-    rest = [value for value in present if value not in orders.languages]
-    groups = [("high-resource languages", high), ("low-resource languages", low), ("", rest)]
-    return [(name, members) for name, members in groups if members]
 
 
 def _panels_by_resource_level(
@@ -360,10 +387,9 @@ def _panels_by_resource_level(
     """The chart `panel()` faceted by `field` (languages): one titled group of panels per resource
     level, the groups stacked, each wrapped into as many columns as a report's width holds."""
     alt = altair()
-    groups = _resource_groups(present, orders)
     columns = _panel_columns(panel_width, row_label_chars)
     parts = []
-    for name, members in groups:
+    for name, members in orders.groups(present):
         part = (
             panel()
             .transform_filter(alt.FieldOneOfPredicate(field=field, oneOf=members))
@@ -385,7 +411,7 @@ def _panel_columns(panel_width: int, row_label_chars: int) -> int:
 def _widest_row(present: list[str], orders: Orders, panel_width: int, row_label_chars: int) -> int:
     """The most panels any row of `_panels_by_resource_level` holds."""
     columns = _panel_columns(panel_width, row_label_chars)
-    return max((min(columns, len(members)) for _, members in _resource_groups(present, orders)), default=1)
+    return max((min(columns, len(members)) for _, members in orders.groups(present)), default=1)
 
 
 def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: int, size: str = "page") -> float:
@@ -402,13 +428,30 @@ def _print_scale_for_panels(n_panels: int, panel_width: float, row_label_chars: 
 RATING_PANEL_WIDTH, RATING_PANEL_HEIGHT = 200, 90
 
 
-def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: Orders, *, title: str) -> alt.Chart:
-    """Stacked horizontal bars: the share of each rating for each model, one panel per level of `column`
-    (question types in the paper's order). By language (Figure 26), the panels are split by question
-    type as the paper draws them: for each question type, its languages grouped by resource level."""
+def rating_distribution_chart(
+    distribution: pl.DataFrame,
+    column: str | None,
+    orders: Orders,
+    *,
+    title: str,
+    level_column: str = "rating",
+    level_title: str = "rating (5 is best)",
+) -> alt.Chart:
+    """Stacked horizontal bars: the share of each level of `level_column` (worst first, in the order
+    `ratings.level_distribution` lists them) for each model, one panel per value of `column` (question
+    types in the study's order; no panels for None). By language (the paper's Figure 26), the panels are
+    split by question type when the study has them: for each question type, its languages grouped by
+    resource level."""
     alt = altair()
-    table = distribution.with_columns(rating_label=pl.col("rating").cast(pl.String))
+    levels = distribution[level_column].unique(maintain_order=True).to_list()
+    table = distribution.with_columns(
+        rating_label=pl.col(level_column).cast(pl.String),
+        level_order=pl.col(level_column)
+        .cast(pl.String)
+        .replace_strict({str(level): i for i, level in enumerate(levels)}, return_dtype=pl.Int32),
+    )
     models = [m for m in orders.models if m in set(table["model"])]
+    mean = f"mean_{level_column}"
     width = RATING_PANEL_WIDTH if column != "language" else VERDICT_PANEL_WIDTH
 
     def panel() -> Chart:
@@ -425,50 +468,82 @@ def rating_distribution_chart(distribution: pl.DataFrame, column: str, orders: O
                 y=alt.Y("model:N", sort=models, title=None),
                 color=alt.Color(
                     "rating_label:O",
-                    title="rating (5 is best)",
-                    scale=ordinal_scale([str(r) for r in vocabulary.RATING_LEVELS], best_first=False),
+                    title=level_title,
+                    scale=ordinal_scale([str(level) for level in levels], best_first=False),
                 ),
-                order=alt.Order("rating:Q"),
+                order=alt.Order("level_order:Q"),
                 tooltip=[
                     alt.Tooltip(column),
                     alt.Tooltip("model"),
-                    alt.Tooltip("rating"),
+                    alt.Tooltip(level_column),
                     alt.Tooltip("n", title="ratings"),
                     alt.Tooltip("share", format=".0%"),
-                    alt.Tooltip("mean_rating", title="mean rating", format=".2f"),
+                    *([alt.Tooltip(mean, title=f"mean {level_column}", format=".2f")] if mean in table.columns else []),
                 ],
             )
             .properties(width=width, height=RATING_PANEL_HEIGHT)
         )
 
     longest_model = max((len(m) for m in models), default=1)
+    if column is None:
+        chart = panel().properties(title=title)
+        return print_layout(chart, "column", _print_scale_for_panels(1, RATING_PANEL_WIDTH, longest_model, "column"))
+    present = table[column].unique().to_list()
     if column == "language":
-        present = table[column].unique().to_list()
-        types = [t for t in orders.question_types if t in set(table["question_type"])]
+        types = (
+            [t for t in orders.question_types if t in set(table["question_type"])]
+            if "question_type" in table.columns
+            else []
+        )
 
         def type_panel(question_type: str) -> Chart:
             return panel().transform_filter(alt.datum.question_type == question_type)
 
-        blocks = [
-            _panels_by_resource_level(
-                partial(type_panel, question_type),
-                column,
-                present,
-                orders,
-                width,
-                longest_model,
-            ).properties(
-                title=alt.TitleParams(f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions", fontSize=13)
-            )
-            for question_type in types
-        ]
-        chart = alt.vconcat(*blocks, spacing=20).resolve_scale(color="shared").properties(title=title)
+        by_type: VConcatChart
+        if not types:
+            by_type = _panels_by_resource_level(panel, column, present, orders, width, longest_model)
+        else:
+            blocks = [
+                _panels_by_resource_level(
+                    partial(type_panel, question_type),
+                    column,
+                    present,
+                    orders,
+                    width,
+                    longest_model,
+                ).properties(
+                    title=alt.TitleParams(
+                        f"{orders.question_type_labels.get(question_type, question_type)} questions", fontSize=13
+                    )
+                )
+                for question_type in types
+            ]
+            by_type = alt.vconcat(*blocks, spacing=20).resolve_scale(color="shared")
         per_row = _widest_row(present, orders, width, longest_model)
-        return print_layout(chart, "page", _print_scale_for_panels(per_row, width, longest_model))
+        return print_layout(
+            by_type.properties(title=title), "page", _print_scale_for_panels(per_row, width, longest_model)
+        )
     # Stacked, on screen as in print (`theme.CONFIG`'s facet.columns).
-    levels = list(human_evaluation.LEVELS[column]) if column in human_evaluation.LEVELS else sorted(set(table[column]))
-    chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=levels)).properties(title=title)
-    return print_layout(chart, "column", _print_scale_for_panels(1, width, longest_model, "column"))
+    known = orders.positions(column) or []
+    panels = [value for value in known if value in present] + sorted(v for v in present if v not in known)
+    faceted = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=panels)).properties(title=title)
+    return print_layout(faceted, "column", _print_scale_for_panels(1, width, longest_model, "column"))
+
+
+def criterion_distribution_chart(
+    distribution: pl.DataFrame, criterion, column: str | None, orders: Orders
+) -> alt.Chart:
+    """Notebook 05, any study: the share of each level of a criterion (`analyses.ratings.Criterion`) by
+    model, one panel per value of `column` (question types, languages by resource level, or none)."""
+    by = {None: "model", "question_type": "model and question type", "language": "language and model"}[column]
+    return rating_distribution_chart(
+        distribution,
+        column,
+        orders,
+        title=f"Ratings of {criterion.name} by {by}",
+        level_column="level",
+        level_title=f"{criterion.name} ({criterion.levels[-1]} is best)",
+    )
 
 
 # ---------------------------------------------------------------- 07 NativQA
@@ -589,7 +664,7 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
         panel, "language", present, orders, VERDICT_PANEL_WIDTH, longest_model, independent_x=True
     ).properties(
         title=f"{answer_verdicts.VERDICT_TITLES[verdict]}: the annotators' verdicts on the answers to "
-        f"{vocabulary.QUESTION_TYPE_LABELS[question_type]} questions (paper Figure {figure})"
+        f"{orders.question_type_labels.get(question_type, question_type)} questions (paper Figure {figure})"
     )
     per_row = _widest_row(present, orders, VERDICT_PANEL_WIDTH, longest_model)
     return print_layout(chart, "page", _print_scale_for_panels(per_row, VERDICT_PANEL_WIDTH, longest_model))

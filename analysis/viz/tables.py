@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 import polars as pl
 
-from ..analyses.dimensions import MODEL_DISPLAY_NAMES
 from ..analyses.paper_beside import counts_phrase
 from ..core.text import inert
-from ..core.vocabulary import QUESTION_TYPE_LABELS
+from ..io.calmqa import DISPLAY_NAMES as MODEL_DISPLAY_NAMES
+from ..io.calmqa import QUESTION_TYPE_LABELS
 
 MISSING = "–"
 # Rows beyond which a table's LaTeX is a `longtable`, which breaks across pages.
@@ -764,6 +764,94 @@ SPECS: dict[str, Spec] = {
             "in_question_language": "In the question's language",
         },
         rows_by="language",
+    ),
+}
+# The tables of the generic sections (docs/studies.md): those a study of your own writes under plain names,
+# and those every study writes. A study's own labels name its values (no CaLMQA renaming).
+_NO_PAPER: _SharedFields = {"values": {}}
+SPECS |= {
+    "question_counts": Spec(
+        "Questions and model answers per language, question type and collection",
+        labels={"n_answers": "Model answers", "n_models": "Models", "n_rated_answers": "Rated answers"},
+        rows_by="resource_level",
+    ),
+    "question_lengths": Spec(
+        "Questions per language and question type, and the mean and standard deviation of their length in UTF-8 bytes",
+        labels=SPECS["table4_question_lengths"].labels,
+        decimals=SPECS["table4_question_lengths"].decimals,
+        hide=("n_human_answers", "answer_bytes_mean", "answer_bytes_std"),
+        rows_by="resource_level",
+    ),
+    "languages": replace(SPECS["table10_languages"], caption="The study's languages", **_NO_PAPER),
+    "top_categories": replace(
+        SPECS["top_category_by_language"], caption="Each language's most frequent category", **_NO_PAPER
+    ),
+    "top_category_levels": replace(SPECS["top_category_counts"], **_NO_PAPER),
+    "surface_by_model": replace(
+        SPECS["scores_by_model"],
+        caption="The share of answers without surface issues (S_surf x 100) per model and question type, the "
+        "answers of all languages pooled",
+        labels={**_SCORES_BY_MODEL["labels"], "mean": "S_surf x 100"},
+        hide=("score", "metrics_coverage"),
+    ),
+    "indicator_shares": replace(
+        SPECS["textual_indicators"], caption="Share of answers (%) with each textual indicator, per model and scope"
+    ),
+    "answer_token_counts": replace(
+        SPECS["table17_answer_token_counts"], caption="Answer lengths in o200k_base tokens, per model"
+    ),
+    "metrics_by_model": Spec(
+        "Each metric per model, the answers of every language pooled: the mean and its 95% bootstrap interval",
+        labels={"metric": "Metric", "n_values": "Values", "mean": "Mean"},
+        decimals={"mean": 3, "ci_low": 3, "ci_high": 3},
+        rows_by="metric",
+    ),
+    "criterion_coefficients": Spec(
+        "The mixed model of each criterion: log-odds of a better level against the reference model, with 95% "
+        "Wald intervals",
+        labels={"criterion": "Criterion", "variable": "Variable", "level": "Level"},
+        decimals={"estimate": 2, "std_error": 2, "ci_low": 2, "ci_high": 2, "z": 2},
+        rows_by="criterion",
+    ),
+    "criterion_model_contrasts": Spec(
+        "Every pair of models compared on each criterion (emmeans, log-odds; p adjusted as the column says)",
+        labels={"contrast": "Contrast", "level_a": "Model", "level_b": "Against", "adjust": "Adjustment"},
+        hide=("contrast",),
+        decimals={"estimate": 2, "std_error": 2, "z": 2},
+        rows_by="criterion",
+    ),
+    "criterion_r2": Spec(
+        "Nakagawa's R² of each criterion's model: marginal (fixed effects) and conditional (with the random "
+        "intercepts)",
+        labels={
+            "criterion": "Criterion",
+            "formula": "Formula",
+            "n_ratings": "Ratings",
+            "r2_marginal": "Marginal R²",
+            "r2_conditional": "Conditional R²",
+            "var_fixed": "Fixed variance",
+            "var_random": "Random variance",
+            "converged": "Converged",
+        },
+        decimals={"r2_marginal": 3, "r2_conditional": 3, "var_fixed": 3, "var_random": 3},
+    ),
+    "collection_tests": Spec(
+        "Each metric per language: {collection_a} against {collection_b} questions, p corrected by Holm's method "
+        "over every test of the table",
+        labels={
+            "n_a": "Values: {collection_a}",
+            "n_b": "Values: {collection_b}",
+            "mean_a": "Mean: {collection_a}",
+            "mean_b": "Mean: {collection_b}",
+            "difference": "Difference",
+            "ks_d": "KS D",
+            "test": "Test",
+            "p_holm": "p (Holm)",
+        },
+        hide=("collection_a", "collection_b"),
+        decimals={"mean_a": 3, "mean_b": 3, "difference": 3, "ks_d": 3},
+        p_values=("p_value", "p_holm"),
+        rows_by="metric",
     ),
 }
 

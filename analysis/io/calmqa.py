@@ -1,5 +1,11 @@
-"""The project's controlled vocabularies: canonical model keys, the codes the release files use, and the
-languages whose identification the paper's pipeline cannot do."""
+"""CaLMQA as a study: the vocabulary of its release (canonical model keys and the names and codes the
+release files use, its question types, collections, resource levels and rating scales) and what the
+CaLMQA study declares (`STUDY`, the languages the paper leaves out of its language verdicts).
+
+This is the adapter's vocabulary: the release's reader (`io.ingest`) and loader (`pipeline.release`)
+write it into the generic tables (docs/studies.md), from which every generic analysis reads its orders,
+labels and levels. Only the paper-only sections and the paper's own language identification read it
+directly."""
 
 from dataclasses import dataclass
 
@@ -25,6 +31,7 @@ MODELS = (
     Model("gemma-7b", "Gemma 7B", "Google", "open", "Gemma 7B", None),
 )
 MODEL_BY_RELEASE_NAME = {m.release_name: m for m in MODELS}
+DISPLAY_NAMES = {m.model: m.display_name for m in MODELS}
 MODEL_BY_RATINGS_NAME = {m.ratings_name: m for m in MODELS if m.ratings_name}
 
 # Reference answers written by people; not a model, so they carry no model key.
@@ -38,13 +45,25 @@ QUESTION_TYPE_LABELS = {"specific": "culturally specific", "agnostic": "cultural
 # The annotation tool wrote `fi` for Fijian (ISO 639-1 `fj`); every other code is the language's ISO code.
 RATINGS_LANGUAGE_CODE_OVERRIDES = {"fi": "Fijian"}
 
+# The collections: the release holds human-collected questions; `make import-questions` adds auto-collected ones.
+COLLECTION_LABELS = {"human": "human-collected", "auto": "auto-collected"}
+
 RATING_LEVELS = (1, 2, 3, 4, 5)
 ISSUE_LEVELS = ("none", "minor", "major")
 LANGUAGE_CORRECT_LEVELS = ("yes", "partially", "no")
 RESOURCE_LEVELS = ("high", "low")
+# The annotators' four criteria (columns of all_ratings.csv), each with its levels worst to best, as the
+# generic `criterion_levels` table orders them (the paper's models take the best level as reference).
+CRITERIA = {
+    "rating": RATING_LEVELS,
+    "factuality": tuple(reversed(ISSUE_LEVELS)),
+    "omissions": tuple(reversed(ISSUE_LEVELS)),
+    "language_correct": tuple(reversed(LANGUAGE_CORRECT_LEVELS)),
+}
 
 # Languages neither detector of the paper's pipeline knows or tells from a neighbour (analyses.md
-# section 3): their answers get no language verdict from it, and the paper leaves them out.
+# section 3): their answers get no language verdict from it, and the paper leaves them out. The study
+# declares it as `languages.identified = false`.
 UNRELIABLE_LANGUAGES = frozenset({"Balochi", "Hiligaynon", "Kirundi", "Papiamento"})
 # The neighbours each of them is taken for (issue 19's list, with Waray and Portuguese), as ISO 639 codes:
 # the language identification for all 23 languages learns them, and its evaluation tests on them.
@@ -54,3 +73,18 @@ NEIGHBOURS = {
     "Kirundi": ("rw",),
     "Papiamento": ("es", "pt"),
 }
+
+# What the CaLMQA study declares (the `study` table; docs/studies.md).
+STUDY = {
+    "name": "calmqa",
+    "title": "CaLMQA: culturally specific and agnostic long-form questions in 23 languages",
+    "citation": "Arora et al., CaLMQA: Exploring culturally specific long-form question answering across "
+    "23 languages, arXiv 2406.17761",
+    "description": "The CaLMQA release: human-collected questions, the answers of 8 models and 300 human ratings.",
+    "paper": "calmqa",
+    "nativqa": True,
+    "language_identification": "paper",
+}
+# What Gemini's API returned instead of an answer, stored as the answer's text in the release: the
+# finish reasons of a blocked or failed generation. With the empty answers they are provider errors.
+PROVIDER_ERROR_CODES = ("OTHER", "SAFETY", "RECITATION")

