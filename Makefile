@@ -199,9 +199,10 @@ import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=
 import-questions: | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
 	$(call require_file,questions.csv)$(PY) -m analysis import-questions --db=$(DB) -- $(call quoted,$(FILE))
 
-lint: | $(SETUP) ## ruff (lint and format), the package's layers and one-way imports (import-linter); config in pyproject.toml
+lint: | $(SETUP) ## ruff (lint and format), mypy (the package's types), the package's layers and one-way imports (import-linter); config in pyproject.toml
 	$(VENV)/bin/ruff check analysis tests scripts notebooks
 	$(VENV)/bin/ruff format --check analysis tests scripts
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite

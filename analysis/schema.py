@@ -40,7 +40,12 @@ class Table:
 
     def references(self) -> list[tuple[str, str, str]]:
         """(column, referenced table, referenced column) of every column that references another table."""
-        return [(c.name, *c.references.split(".")) for c in self.columns if c.references]
+        found = []
+        for c in self.columns:
+            if c.references:
+                table, column = c.references.split(".")
+                found.append((c.name, table, column))
+        return found
 
 
 C = Column

@@ -7,6 +7,7 @@ omissions by model (Figures 18 to 23; their counts are the paper's Tables 25 to 
 import duckdb
 import polars as pl
 
+from ..core.scalars import number
 from ..core.text import inert
 from ..stats import intervals
 from . import dimensions, human_evaluation, surface
@@ -64,7 +65,7 @@ def english_summary(cells: pl.DataFrame) -> str:
     if by_model.is_empty():
         return "The database has no answer with a language verdict to a question in another language than English."
     top, bottom = by_model.row(0, named=True), by_model.row(-1, named=True)
-    total = 100 * by_model["n_english"].sum() / by_model["n_with_language"].sum()
+    total = 100 * number(by_model["n_english"].sum()) / number(by_model["n_with_language"].sum())
     return (
         f"Of the answers to questions in the {cells.filter(~pl.col('unreliable'))['language'].n_unique()} languages "
         f"other than English whose identification is reliable, **{total:.1f}%** are in English. "

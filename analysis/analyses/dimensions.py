@@ -202,7 +202,7 @@ class Orders:
     def without(self, language: str) -> Orders:
         """The same orders with `language` left out (the lines between the levels kept)."""
         kept = [i for i, name in enumerate(self.languages) if name != language]
-        starts = list(self.level_starts)
+        starts: list[str | None] = list(self.level_starts)
         if language in starts:
             later = self.languages[self.languages.index(language) + 1 :]
             level = self.levels_of.get(language)

@@ -88,15 +88,17 @@ def cells(
     """The heatmap cells of one metric: its mean per group of `by` (the model x language cells, a panel per
     question type), with n and the 95% percentile bootstrap interval over answers; blank (null) with
     fewer than `min_valid` values. Rows in the study's order."""
-    by = [column for column in by if column != "question_type" or orders.question_types]
+    grouping = [column for column in by if column != "question_type" or orders.question_types]
     chosen = metric_values.filter(pl.col("metric") == metric.name)
-    table = intervals.bootstrap_cells(chosen, by, "value", min_valid=min_valid, n_resamples=n_resamples, seed=seed)
+    table = intervals.bootstrap_cells(
+        chosen, grouping, "value", min_valid=min_valid, n_resamples=n_resamples, seed=seed
+    )
     decimals = metric.decimals + 1
     return (
         table.rename({"n_answers": "n_values"})
         .with_columns(pl.col("mean", "ci_low", "ci_high").round(decimals), metric=pl.lit(metric.name))
-        .select("metric", *by, "n_values", "mean", "ci_low", "ci_high")
-        .pipe(dimensions.in_order, by, orders=orders)
+        .select("metric", *grouping, "n_values", "mean", "ci_low", "ci_high")
+        .pipe(dimensions.in_order, grouping, orders=orders)
     )
 
 

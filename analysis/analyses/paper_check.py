@@ -67,7 +67,7 @@ class _Figures:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._tables: dict[str, pl.DataFrame | None] = {}
+        self._tables: dict[str, pl.DataFrame | str | None] = {}
 
     def table(self, source: str) -> pl.DataFrame | str | None:
         """The figures CSV of `source`, None when there is none, or why it cannot be read."""

@@ -66,7 +66,7 @@ def _is_collection_comparison(groups: tuple[dict, dict]) -> bool:
     return all(
         set(s) <= {"collection", "question_type"} and s.get("question_type", "specific") == "specific"
         for s in selectors
-    ) and sorted(s.get("collection") for s in selectors) == ["auto", "human"]
+    ) and {s.get("collection") for s in selectors} == {"auto", "human"}  # (two groups: one of each)
 
 
 def collection_comparison(groups: tuple[dict, dict], value: str, resource_level: str) -> Labels:

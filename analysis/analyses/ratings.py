@@ -104,9 +104,9 @@ def distributions(
     table = criterion_ratings(con, criterion)
     levels = [int(level) for level in criterion.levels] if criterion.numeric else list(criterion.levels)
     by_model = ["model", "question_type"] if orders.question_types else ["model"]
-    return tuple(
-        level_distribution(table, "level", levels, by, orders, criterion.numeric)
-        for by in (by_model, ["language", "model"])
+    return (
+        level_distribution(table, "level", levels, by_model, orders, criterion.numeric),
+        level_distribution(table, "level", levels, ["language", "model"], orders, criterion.numeric),
     )
 
 

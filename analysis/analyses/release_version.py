@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import duckdb
 
 from .. import store
+from ..core.errors import StorageError
 from ..core.text import inert
 
 
@@ -39,7 +40,11 @@ class Release:
 
 def of(con: duckdb.DuckDBPyConnection) -> Release:
     """The release the database behind `con` was built from (its `source_files`, `store.built_from`)."""
-    return from_record(store.built_from(con))
+    record = store.built_from(con)
+    if record is None:
+        path = con.sql("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()[0][0]
+        raise StorageError(path, "holds no source_files table: it was not built by `make db`; rebuild it")
+    return from_record(record)
 
 
 def from_record(record: dict) -> Release:

@@ -14,11 +14,14 @@ surface issues, a cell's S is shown only when at least `MIN_METRICS_COVERAGE` of
 answers have their metrics.
 """
 
+from collections.abc import Sequence
+
 import duckdb
 import numpy as np
 import polars as pl
 
 from .. import store
+from ..core.scalars import number
 from ..core.text import inert
 from ..stats import comparisons, intervals
 from . import dimensions, surface
@@ -132,7 +135,7 @@ def _coverage(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 def score_cells(
     answers: pl.DataFrame,
     value: str,
-    by: tuple[str, ...] = ("model", "language", "question_type"),
+    by: Sequence[str] = ("model", "language", "question_type"),
     *,
     orders: dimensions.Orders,
     min_valid: int = MIN_VALID_ANSWERS,
@@ -257,7 +260,7 @@ def heatmap_caveats(
     if clean["model"].n_unique() >= 2:
         medians = clean.group_by("model").agg(pl.col("n_bytes").median()).sort("n_bytes", "model")
         shortest = medians.row(0, named=True)
-        others = clean.filter(pl.col("model") != shortest["model"])["n_bytes"].median()
+        others = number(clean.filter(pl.col("model") != shortest["model"])["n_bytes"].median())
         caveats.append(
             f"A short answer counts as clean: {inert(shortest['model'])}'s median answer without surface issues "
             f"is {shortest['n_bytes']:,.0f} bytes, the other models' {others:,.0f} bytes "
@@ -281,7 +284,7 @@ def surface_note(answers: pl.DataFrame, table: pl.DataFrame, exclude_unreliable:
         .sort("mean", "model")
     )
     text = (
-        f"**{100 * valid['s_surf'].mean():.1f}%** of the {valid.height:,} model answers of the identified "
+        f"**{100 * number(valid['s_surf'].mean()):.1f}%** of the {valid.height:,} model answers of the identified "
         "languages have no surface issue (S_surf: in the question's language, without repetitions, not a "
         "provider error)."
     )
@@ -447,7 +450,7 @@ def choose_score(
     `auto` takes S when metrics cover at least `min_metrics_coverage` of the surface-clean answers, else S_surf.
     """
     clean = answers.filter(pl.col("surface_ok"))
-    coverage = clean["s"].is_not_null().mean() if clean.height else 0.0
+    coverage = number(clean["s"].is_not_null().mean()) if clean.height else 0.0
     if score == "auto":
         score = "s" if coverage >= min_metrics_coverage else "s_surf"
         reason = f"imported metrics cover {coverage:.1%} of the answers without surface issues" + (
@@ -515,7 +518,7 @@ def _test_row(a: np.ndarray, b: np.ndarray, value: str) -> dict:
     """The two samples' sizes and means (x 100), and their test: Fisher's exact test of the two shares for
     a 0/1 score (`SHARE_SCORES`; the difference of the shares, in points), the two-sample KS test (its
     D) for a continuous one."""
-    row = {
+    row: dict[str, str | int | float | None] = {
         "n_a": len(a),
         "n_b": len(b),
         "mean_a": None,

@@ -58,12 +58,12 @@ class Study:
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection) -> Study:
-        row = con.sql(
+        name, title, citation, description, paper, nativqa, language_identification = con.sql(
             "SELECT name, title, citation, description, paper, nativqa, language_identification FROM study"
         ).fetchall()[0]
         names = ("ratings", "metrics", "categories", "collections", "question_types", "resource_levels")
         has = dict(zip(names, con.sql(HAS_SQL).fetchall()[0]))
-        return cls(*row, has=has)
+        return cls(name, title, citation, description, paper, nativqa, language_identification, has)
 
     def missing(self, what: str) -> str:
         """One sentence saying that the study has no `what` (a key of `DATA_WORDS`) and what is not shown."""

@@ -5,10 +5,12 @@ with the annotators; and the words of the surface benchmark's results (`make ben
 """
 
 import math
+from functools import partial
 
 import duckdb
 import polars as pl
 
+from ..core.scalars import number
 from ..core.text import inert
 from ..io import paper, tokenizer_ranks
 from ..stats import comparisons, intervals
@@ -292,6 +294,11 @@ def fully_identified_languages(accuracy: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _prints_as(printed: str, value: float) -> bool:
+    """Whether `value` is the paper's `printed` number, as `paper_check.status` compares them."""
+    return paper_check.status(printed, value) == "exact"
+
+
 def table13_note(accuracy: pl.DataFrame, claims: pl.DataFrame) -> str:
     """Each share of the paper's Table 13 that is not its language's share here, and whose share it is
     instead, if any language's (the paper's Tongan 96.92 is Tswana's 63 of 65 in the pinned release)."""
@@ -305,9 +312,7 @@ def table13_note(accuracy: pl.DataFrame, claims: pl.DataFrame) -> str:
         row = own.row(0, named=True)
         found = accuracy.filter(
             (pl.col("language") != language)
-            & pl.col("pct_identified").map_elements(
-                lambda v, p=claim["printed"]: paper_check.status(p, v) == "exact", return_dtype=pl.Boolean
-            )
+            & pl.col("pct_identified").map_elements(partial(_prints_as, claim["printed"]), return_dtype=pl.Boolean)
         )
         whose = (
             "it is the share of "
@@ -500,7 +505,7 @@ def agreement_kappa(rated: pl.DataFrame) -> pl.DataFrame:
             pairs = kept.with_columns(
                 human=pl.col("annotator_label").replace_strict(mapping, return_dtype=pl.String)
             ).drop_nulls("human")
-            agree = (pairs["human"] == pairs["automatic"]).mean()
+            agree = number((pairs["human"] == pairs["automatic"]).mean())
             labels = ("correct", "incorrect")
             table = [
                 [pairs.filter((pl.col("human") == h) & (pl.col("automatic") == a)).height for a in labels]

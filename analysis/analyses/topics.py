@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 import polars as pl
+from numpy.typing import ArrayLike
 
+from ..core.scalars import number
 from ..core.text import inert
 from . import dimensions
 
@@ -170,7 +172,7 @@ def bhattacharyya_matrix(weights: np.ndarray) -> np.ndarray:
     return np.clip(roots @ roots.T, 0.0, 1.0)
 
 
-def hellinger(bc: np.ndarray) -> np.ndarray:
+def hellinger(bc: ArrayLike) -> np.ndarray:
     """Hellinger distance sqrt(1 - BC)."""
     return np.sqrt(np.clip(1.0 - np.asarray(bc, dtype=float), 0.0, 1.0))
 
@@ -322,10 +324,10 @@ def selection(question_type: str | None, collection: str | None, paper: str | No
     """The questions whose categories are compared: a parameter `default` is the paper's selection
     (human-collected culturally specific questions: its agnostic questions carry their English original's
     category) for the paper's study, and every question (None) for any other."""
-    paper_choice = dict(zip(("question_type", "collection"), FIGURE6_SELECTION[1:]))
-    return tuple(
-        (paper_choice[name] if paper else None) if value == "default" else value
-        for name, value in (("question_type", question_type), ("collection", collection))
+    paper_type, paper_collection = FIGURE6_SELECTION[1:]
+    return (
+        (paper_type if paper else None) if question_type == "default" else question_type,
+        (paper_collection if paper else None) if collection == "default" else collection,
     )
 
 
@@ -363,8 +365,8 @@ def summary(
         paragraphs.append(
             f"Across {n_groups} {group_by} groups ({int(distributions.group_sizes.sum()):,} {what}, "
             f"{len(distributions.categories)} categories), the Bhattacharyya coefficient between two groups' topic "
-            f"distributions averages **{pairs['bc'].mean():.2f}** (median {pairs['bc'].median():.2f}, "
-            f"range {pairs['bc'].min():.2f} to {pairs['bc'].max():.2f}). "
+            f"distributions averages **{number(pairs['bc'].mean()):.2f}** (median {number(pairs['bc'].median()):.2f}, "
+            f"range {number(pairs['bc'].min()):.2f} to {number(pairs['bc'].max()):.2f}). "
             f"The most similar pair is {inert(most['group_a'])} and {inert(most['group_b'])} ({most['bc']:.2f}); "
             f"the least similar, {inert(least['group_a'])} and {inert(least['group_b'])} ({least['bc']:.2f})."
         )

@@ -114,7 +114,8 @@ _ADVICE = {
 
 def reason(exc: OSError) -> str:
     """Why an operating system call failed, in words that say what to do."""
-    return _ADVICE.get(exc.errno) or exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+    advice = _ADVICE.get(exc.errno) if exc.errno is not None else None
+    return advice or exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
 
 
 def os_reason(exc: OSError) -> str:

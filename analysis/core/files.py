@@ -56,7 +56,7 @@ def remove_stale(target: Path | str, locked: bool = False) -> list[Path]:
     caller holds the target's lock (no other write of it can be under way). Returns what it removed."""
     target = Path(target)
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.tmp-(\d+)")
-    removed = []
+    removed: list[Path] = []
     try:
         siblings = list(target.parent.iterdir())
     except FileNotFoundError:

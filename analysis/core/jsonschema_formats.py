@@ -10,4 +10,6 @@ import sys
 def skip_iri_grammar() -> None:
     """Make `import rfc3987_syntax` raise ImportError, which jsonschema expects of a missing package; a
     process that has imported it already keeps it."""
-    sys.modules.setdefault("rfc3987_syntax", None)
+    # A None entry is the import system's documented way to make an import fail; typeshed types
+    # sys.modules as holding modules only.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

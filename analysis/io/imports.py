@@ -164,8 +164,8 @@ def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataF
     """Validated answers of a CSV/JSONL file, or of a file in the release's JSON format, checked against
     what the database holds: every question exists, no answer takes the name of another, and every model
     keeps one display name that no other model has."""
-    if ingest.DATASET_FILE.fullmatch(path.name):
-        rows = _release_format_answers(path, held, problems)
+    if file_name := ingest.DATASET_FILE.fullmatch(path.name):
+        rows = _release_format_answers(path, file_name, held, problems)
     else:
         rows = _table_answers(path, held, problems)
     _check_identities(path, rows, held, problems)
@@ -173,7 +173,8 @@ def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataF
 
 
 def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[tuple[str, str, str], str] = {}  # (question, language, model) -> its first record
     for record, row in tqdm(
         records.read_rows(path, ANSWER_COLUMNS, ANSWER_OPTIONAL, problems),
         desc=f"read {path.name}",
@@ -188,6 +189,8 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
         display_name = _display_name(row.get("display_name"), path, record, problems)
         if len(problems.items) > found:
             continue
+        # records.text gives None for a required field only after recording a problem.
+        assert question is not None and language is not None and model is not None and answer is not None
         ok = True
         if language not in held.languages:
             problems.add(
@@ -235,9 +238,10 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
     return rows
 
 
-def _release_format_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]:
-    match = ingest.DATASET_FILE.fullmatch(path.name)
-    question_type, key = match.group(1), match.group(2)
+def _release_format_answers(path: Path, file_name: re.Match[str], held: Holdings, problems: Problems) -> list[dict]:
+    """The model answers of a file in the release's format (`file_name`: its name matched by
+    `ingest.DATASET_FILE`)."""
+    question_type, key = file_name.group(1), file_name.group(2)
     language = {name.lower(): name for name in held.languages}.get(key)
     if language is None:
         problems.add(path, None, None, f"unknown language {key!r} in the file name")
@@ -348,33 +352,31 @@ def read_metric_file(
     """Validated metrics keyed by answer name, or by question, language and model: `by_name` maps the
     upstream name of every model answer, `by_key` its (question name, language, model), to its id.
     Every record (each line of a JSONL file on its own) has a key and gives metrics."""
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[int, str] = {}  # answer id -> its first record
     for record, row in records.read_rows(path, (), METRIC_KEYS + METRIC_VALUES, problems):
         if not _metric_columns_ok(path, record, row, problems):
             if path.suffix.lower() == ".csv":
                 return pl.DataFrame(schema=METRIC_SCHEMA)  # the header is wrong: every row would say so
             continue
         answer_id = _metric_answer(path, record, row, by_name, by_key, problems)
-        values = {"answer_id": answer_id, "n_claims": None, "n_supported": None, "relevant": None}
+        n_claims: int | None = None
+        n_supported: int | None = None
+        relevant: bool | None = None
         if "n_claims" in row:
-            values["n_claims"] = records.whole_number(row["n_claims"], path, record, "n_claims", problems)
-            values["n_supported"] = records.whole_number(row["n_supported"], path, record, "n_supported", problems)
-            if None not in (values["n_claims"], values["n_supported"]) and values["n_supported"] > values["n_claims"]:
-                problems.add(
-                    path,
-                    record,
-                    "n_supported",
-                    f"is {values['n_supported']}, more than n_claims ({values['n_claims']})",
-                )
+            n_claims = records.whole_number(row["n_claims"], path, record, "n_claims", problems)
+            n_supported = records.whole_number(row["n_supported"], path, record, "n_supported", problems)
+            if n_claims is not None and n_supported is not None and n_supported > n_claims:
+                problems.add(path, record, "n_supported", f"is {n_supported}, more than n_claims ({n_claims})")
         if "relevant" in row:
-            values["relevant"] = _flag(row["relevant"], path, record, "relevant", problems)
+            relevant = _flag(row["relevant"], path, record, "relevant", problems)
         if answer_id is None:
             continue
         if answer_id in seen:
             problems.add(path, record, None, f"metrics for the same answer as {seen[answer_id]}")
             continue
         seen[answer_id] = record
-        rows.append(values)
+        rows.append({"answer_id": answer_id, "n_claims": n_claims, "n_supported": n_supported, "relevant": relevant})
     return pl.DataFrame(rows, schema=METRIC_SCHEMA)
 
 
@@ -443,7 +445,8 @@ def read_veriscore(claims: Path, verification: Path, by_name: dict[str, int], pr
     """
     claim_rows = list(records.read_rows(claims, ("prompt_source", "abstained"), None, problems))
     verified = list(records.read_rows(verification, (), None, problems))
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[int, str] = {}  # answer id -> its first record
     for index, (record, row) in enumerate(claim_rows):
         source = records.text(row["prompt_source"], claims, record, "prompt_source", problems)
         answer_id = by_name.get(source) if source is not None else None
@@ -540,7 +543,8 @@ QUESTION_OPTIONAL = ("question_english", "answer", "collection", "category", "so
 
 def read_question_file(path: Path, languages: set[str], categories: set[str], problems: Problems) -> pl.DataFrame:
     """Validated questions of an export of the public dataset (one row per question and language)."""
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[tuple[str, str, str], str] = {}  # (language, question type, normalised text) -> its first record
     for record, row in tqdm(
         records.read_rows(path, QUESTION_COLUMNS, QUESTION_OPTIONAL, problems),
         desc=f"read {path.name}",
@@ -554,8 +558,11 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
         }
         if len(problems.items) > found:
             continue
-        language = values["language"].strip()
-        qtype = QUESTION_TYPE_WORDS.get(values["question_type"].strip().lower())
+        given_language, given_type, text = values["language"], values["question_type"], values["question"]
+        # records.text gives None for a required field only after recording a problem.
+        assert given_language is not None and given_type is not None and text is not None
+        language = given_language.strip()
+        qtype = QUESTION_TYPE_WORDS.get(given_type.strip().lower())
         collection = (values["collection"] or "auto").strip().lower()
         category = (values["category"] or "").strip() or None
         ok = True
@@ -578,11 +585,10 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
         if category is not None and category not in categories:
             problems.add(path, record, "category", f"unknown category {category!r}")
             ok = False
-        text = values["question"]
         if not text.strip():
             problems.add(path, record, "question", "is empty")
             ok = False
-        if not ok:
+        if not ok or qtype is None:  # an unknown question type has set `ok` already
             continue
         key = (language, qtype, ingest.normalise_whitespace(text))
         if key in seen:
@@ -684,6 +690,7 @@ def read_manifest(folder: Path, problems: Problems) -> list[KeptImport]:
             problems.add(path, record, "file", "is empty")
         if len(problems.items) > found:
             continue
+        assert position is not None  # records.whole_number gives None only after recording a problem
         kept.append(
             KeptImport(
                 folder,

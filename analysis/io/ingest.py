@@ -377,7 +377,7 @@ def read_ratings(
         .select("answer_id", "question_id", "model")
         .iter_rows()
     }
-    rows = []
+    rows: list[dict] = []
     for line, r in records.read_rows(path, RATING_COLUMNS, (), problems):
         record = f"{line} (annotation_id {r['annotation_id']})"
         bad = False
@@ -416,6 +416,7 @@ def read_ratings(
             bad = True
         if bad:
             continue
+        assert model is not None  # an unknown model has failed the record above
         matches = question_by_text.get((language, question_type, normalise_whitespace(r["question"])), [])
         if len(matches) != 1:
             fail(

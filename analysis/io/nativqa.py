@@ -146,7 +146,7 @@ class _Reader:
 
     def unique(self, located_keys: list[tuple[str, str, tuple]], what: str) -> None:
         """Report every (file, line, key) whose key was already seen, naming where it was first."""
-        first = {}
+        first: dict[tuple, tuple[str, str]] = {}  # key -> (file, line) where it was first seen
         for name, line, key in located_keys:
             if key in first:
                 first_name, first_line = first[key]
@@ -176,6 +176,7 @@ def read_folder(folder: Path | str = FOLDER) -> dict[str, pl.DataFrame]:
     }
     frames["models"] = _read_models(reader, frames["results"])
     reader.problems.raise_if_any()
+    assert regions is not None  # a regions file without rows is a problem, raised above
     frames["regions"] = regions
     names = [
         REGIONS_FILE,
@@ -213,7 +214,7 @@ def _read_results(reader: _Reader, known_regions: set[str]) -> pl.DataFrame:
             region = reader.choice(name, line, "region", row["region"], known_regions)
             metric = reader.choice(name, line, "metric", row["metric"], METRIC_BY_NAME)
             setting = reader.choice(name, line, "setting", row["setting"], SETTINGS)
-            spec = METRIC_BY_NAME.get(metric)
+            spec = METRIC_BY_NAME.get(metric) if metric is not None else None
             value = reader.number(
                 name,
                 line,

@@ -96,6 +96,8 @@ def printed_decimals(text: str) -> int:
 def printed_unit(text: str) -> float:
     """One unit of the last printed digit, on the value's scale: `0.230` -> 0.001, `64k` -> 1000."""
     parts = _parts(text)
+    if parts is None:
+        raise ValueError(f"{text!r} is not a number as the paper prints it")
     return MAGNITUDES.get(parts["suffix"] or "", 1.0) * 10.0 ** -len(parts["decimals"] or "")
 
 
@@ -109,7 +111,7 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
     """Every claim of every `*.csv` in `folder`, validated, with `file` and the printed `value`."""
     folder = Path(folder)
     problems = Problems()
-    rows = []
+    rows: list[dict] = []
     files = sorted(folder.glob("*.csv"))
     if not files:
         problems.add(folder, None, None, "holds no claims file (*.csv)")
@@ -187,7 +189,7 @@ def load_items(path: Path | str = paths.PAPER_ITEMS) -> pl.DataFrame:
     path = Path(path)
     problems = Problems()
     rows = []
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str], str] = {}  # (paper, item) -> the line that lists it
     for line, row in records.read_rows(path, ITEM_COLUMNS, (), problems):
         where = f"{line} ({row['paper']} {row['item']})"
         if row["paper"] not in PAPERS:
@@ -198,7 +200,7 @@ def load_items(path: Path | str = paths.PAPER_ITEMS) -> pl.DataFrame:
             problems.add(path, where, "anchor", f"is {row['anchor']!r}; expected an arXiv HTML anchor such as A3.F8")
         key = (row["paper"], row["item"])
         if key in seen:
-            problems.add(path, where, "item", f"is listed twice (also on line {seen[key]})")
+            problems.add(path, where, "item", f"is listed twice (also on {seen[key]})")
         seen[key] = line
         rows.append(row)
     problems.raise_if_any()

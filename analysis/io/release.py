@@ -71,7 +71,7 @@ def sha256_uncompressed(path: Path) -> tuple[str, int]:
 UNREADABLE = (OSError, EOFError, zlib.error)
 
 
-def unreadable(exc: Exception) -> str:
+def unreadable(exc: OSError | EOFError | zlib.error) -> str:
     """Why a file could not be read, for a problem's message."""
     if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)):
         return f"cannot be read: {exc} (a truncated or corrupted gzip file?)"
@@ -194,8 +194,7 @@ def fetch(
     """
     manifest = manifest if manifest is not None else read_manifest()
     dest.mkdir(parents=True, exist_ok=True)
-    if mirror is None:
-        upstream_base = upstream_base or os.environ.get("CALMQA_UPSTREAM", UPSTREAM_BASE)
+    upstream = upstream_base or os.environ.get("CALMQA_UPSTREAM", UPSTREAM_BASE)  # when there is no mirror
     problems = Problems()
     for entry in tqdm(manifest, desc="obtain CaLMQA release", unit="file", disable=None):
         existing = locate(dest, entry.file)
@@ -203,8 +202,7 @@ def fetch(
             if check_file(existing, entry, Problems()):
                 continue
             existing.unlink()
-        from_mirror = locate(mirror, entry.file) if mirror is not None else None
-        if from_mirror is not None:
+        if mirror is not None and (from_mirror := locate(mirror, entry.file)) is not None:
             _copy(from_mirror, entry, dest / from_mirror.relative_to(mirror), problems)
         elif not entry.upstream_path:
             # Not an upstream file (languages.csv, the paper's Table 10): the project's own copy stands in.
@@ -212,7 +210,7 @@ def fetch(
         elif mirror is not None:
             problems.add(mirror / entry.file, None, None, "missing from the mirror (neither the file nor a .gz of it)")
         else:
-            _download(entry, upstream_base, dest / entry.file, problems)
+            _download(entry, upstream, dest / entry.file, problems)
     problems.raise_if_any()
-    source = f"the mirror {mirror}" if mirror is not None else f"{upstream_base} at the pinned commits"
+    source = f"the mirror {mirror}" if mirror is not None else f"{upstream} at the pinned commits"
     return f"{len(manifest)} files from {source} in {dest}, every checksum verified"

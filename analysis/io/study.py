@@ -232,15 +232,16 @@ def _criteria(path: Path, table, problems: Problems) -> list[Criterion]:
             _level(v) if not isinstance(v, float) and (isinstance(v, int) or isinstance(v, str) and v.strip()) else None
             for v in levels
         ]
-        if None in texts:
+        words = [t for t in texts if t is not None]
+        if len(words) < len(texts):
             problems.add(path, where, "levels", f"is {levels!r}; each level is a word or a whole number")
             continue
-        twice = sorted({t for t in texts if texts.count(t) > 1})
+        twice = sorted({t for t in words if words.count(t) > 1})
         if twice:
             problems.add(path, where, "levels", f"the level(s) {', '.join(map(repr, twice))} appear twice")
             continue
         numeric = all(isinstance(v, int) and not isinstance(v, bool) for v in levels)
-        found.append(Criterion(name, tuple(texts), numeric))
+        found.append(Criterion(name, tuple(words), numeric))
     return found
 
 
@@ -269,10 +270,11 @@ def _metrics(path: Path, table, problems: Problems) -> list[MetricDefinition]:
             numbers = (
                 [_number(v) if not isinstance(v, str) else None for v in bounds] if isinstance(bounds, list) else []
             )
-            if len(numbers) != 2 or None in numbers or numbers[0] >= numbers[1]:
+            given = [n for n in numbers if n is not None]
+            if len(numbers) != 2 or len(given) < 2 or given[0] >= given[1]:
                 problems.add(path, where, "range", f"is {bounds!r}; expected [low, high], two numbers, low < high")
                 continue
-            low, high = numbers
+            low, high = given
         found.append(MetricDefinition(name, better, low, high))
     return found
 
@@ -321,14 +323,15 @@ def read_languages(path: Path | None, problems: Problems) -> dict[str, dict]:
         script = _text(row, "script", path, record, problems, required=False)
         if len(problems.items) > n:
             continue
-        if not langcodes.tag_is_valid(code.strip()) or not langcodes.Language.get(code.strip()).language:
+        assert name is not None and code is not None  # `_text` gives None for a required value only with a problem
+        iso = langcodes.Language.get(code.strip()).language if langcodes.tag_is_valid(code.strip()) else None
+        if not iso:
             problems.add(path, record, "code", f"is {code!r}; expected a BCP 47 or ISO 639 code, e.g. ha or hau")
             continue
         if name in first:
             problems.add(path, record, "language", f"{name!r} is listed twice (first on {first[name]})")
             continue
         first[name] = record
-        iso = langcodes.Language.get(code.strip()).language
         found[name] = {"iso_code": iso, "resource_level": level, "script": script or _script(iso)}
     return found
 
@@ -357,6 +360,7 @@ def read(folder: Path | str) -> StudyFolder:
     ratings = _ratings(paths["ratings"], answer_keys, criteria, names["criteria"], problems)
     metric_values = _metric_values(paths["metrics"], answer_keys, metrics, names["metrics"], problems)
     problems.raise_if_any()
+    assert declared is not None  # a study.toml that cannot be read is a problem, raised above
     language_rows = [{"language": name, **info} for name, info in {**languages, **resolved}.items()]
     return StudyFolder(
         folder=folder,
@@ -397,12 +401,14 @@ def _questions(
     named: set[str] = set()
     if path is None:
         return pl.DataFrame(schema=schema), resolved, named
-    found, first = [], {}
+    found: list[dict] = []
+    first: dict[str, str] = {}  # question key -> its first record
     unresolved: set[str] = set()
     for record, row in rows(path, "questions", problems):
         n = len(problems.items)
         key = _text(row, "question_id", path, record, problems)
-        named.add(key)
+        if key is not None:
+            named.add(key)
         language = _text(row, "language", path, record, problems)
         text = _text(row, "question", path, record, problems)
         text_en, kind, category, collection = (
@@ -411,6 +417,7 @@ def _questions(
         )
         if len(problems.items) > n:
             continue
+        assert key is not None and language is not None  # `_text`: None for a required value only with a problem
         if key in first:
             problems.add(path, record, "question_id", f"{key!r} is there twice (first on {first[key]})")
             continue
@@ -454,7 +461,8 @@ def _answers(
     named: set[tuple[str, str]] = set()
     if path is None:
         return pl.DataFrame(schema=schema), pl.DataFrame(schema=model_schema), named
-    found, first = [], {}
+    found: list[dict] = []
+    first: dict[tuple[str, str], str] = {}  # (question key, model) -> its first record
     display: dict[str, tuple[str, str]] = {}  # model -> (display name, record)
     versions: dict[str, set[str]] = {}
     order: list[str] = []
@@ -462,13 +470,15 @@ def _answers(
         n = len(problems.items)
         key = _text(row, "question_id", path, record, problems)
         model = _text(row, "model", path, record, problems)
-        named.add((key, model))
+        if key is not None and model is not None:
+            named.add((key, model))
         answer = row.get("answer")
         text = "" if answer is None else records.text(answer, path, record, "answer", problems)
         name = _text(row, "display_name", path, record, problems, required=False)
         version = _text(row, "model_version", path, record, problems, required=False)
         if len(problems.items) > n:
             continue
+        assert key is not None and model is not None  # `_text`: None for a required value only with a problem
         ok = True
         if key not in known:
             problems.add(path, record, "question_id", f"no question {key!r} in the questions table")
@@ -547,7 +557,8 @@ def _ratings(
         problems.add(path, None, None, "the study rates answers but study.toml defines no [criteria.NAME]")
         return pl.DataFrame(schema=schema)
     levels = {c.name: c.levels for c in criteria}
-    found, first = [], {}
+    found: list[dict] = []
+    first: dict[tuple[str, str, str, str], str] = {}  # (question key, model, annotator, criterion) -> first record
     for record, row in rows(path, "ratings", problems):
         n = len(problems.items)
         key, model, annotator, criterion = (
@@ -556,6 +567,8 @@ def _ratings(
         level = _level(row.get("rating"))
         if len(problems.items) > n:
             continue
+        # `_text` gives None for a required value only with a problem.
+        assert key is not None and model is not None and annotator is not None and criterion is not None
         if criterion not in levels:
             if criterion not in declared:  # (an invalid definition is reported in study.toml)
                 problems.add(
@@ -610,7 +623,8 @@ def _metric_values(
         problems.add(path, None, None, "the study has metric values but study.toml defines no [metrics.NAME]")
         return pl.DataFrame(schema=schema)
     defined = {m.name: m for m in metrics}
-    found, first = [], {}
+    found: list[dict] = []
+    first: dict[tuple[str, str, str], str] = {}  # (question key, model, metric) -> its first record
     for record, row in rows(path, "metrics", problems):
         n = len(problems.items)
         key, model, metric = (
@@ -618,6 +632,7 @@ def _metric_values(
         )
         if len(problems.items) > n:
             continue
+        assert key is not None and model is not None and metric is not None  # `_text`: see `_questions`
         if metric not in defined:
             if metric not in declared:  # (an invalid definition is reported in study.toml)
                 problems.add(
@@ -634,7 +649,7 @@ def _metric_values(
         if value is None:
             problems.add(path, record, "value", f"is {row.get('value')!r}; expected a number")
             continue
-        if spec.low is not None and not spec.low <= value <= spec.high:
+        if spec.low is not None and spec.high is not None and not spec.low <= value <= spec.high:
             problems.add(path, record, "value", f"is {value:g}, outside {metric}'s range [{spec.low:g}, {spec.high:g}]")
             continue
         if (key, model) not in answered:

@@ -101,6 +101,7 @@ def build(
             if folder is None:
                 load_release(con, source, progress)
             else:
+                assert engine is not None  # trained with the study folder, above
                 load_study(con, folder, set(engine.targets))
             for table in schema.TABLES:
                 if not store.table_exists(con, table.name):

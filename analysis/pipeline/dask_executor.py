@@ -105,6 +105,8 @@ def _check_versions(client: distributed.Client, address: str, identity: Callable
         for difference in _differences(ours, found)
     ]
     versions = client.get_versions()
+    # A synchronous client returns the versions themselves; distributed types the call for asynchronous ones too.
+    assert isinstance(versions, dict)
     dask_packages = ["python", *required_packages]
     driver = {name: str(versions["client"]["packages"].get(name)) for name in dask_packages}
     scheduler = versions["scheduler"]["packages"]

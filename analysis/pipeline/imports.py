@@ -109,7 +109,9 @@ def read(
 ) -> pl.DataFrame:
     """The validated rows of an import file of `kind`, checked against what `con` holds."""
     for file in (path, verification):
-        if file is not None and (records.text_problem(file.name) or imports.has_control(file.name)):
+        if file is None:
+            continue
+        if records.text_problem(file.name) or imports.has_control(file.name):
             problems.add(
                 file,
                 None,
@@ -117,7 +119,7 @@ def read(
                 "the file's name is not plain text (it holds a control character or a "
                 "byte that is not UTF-8): rename the file, so that it can be kept and listed",
             )
-        special = files.special_kind(file.stat().st_mode) if file is not None and file.exists() else None
+        special = files.special_kind(file.stat().st_mode) if file.exists() else None
         if special is not None:
             problems.add(file, None, None, f"is {special}, not a file: name a .csv, .jsonl or .json file")
     problems.raise_if_any()

@@ -217,7 +217,7 @@ class Identifier:
 
     def identify(self, texts: list[str], languages: list[str]) -> list[Verdict]:
         """The verdict for each text, given the English name of the language it should be in."""
-        verdicts: list[Verdict | None] = [None] * len(texts)
+        verdicts: dict[int, Verdict] = {}  # by the text's position
         to_langid, raws = [], {}
         for i, (text, language) in enumerate(zip(texts, languages)):
             if language in CLD2_LANGUAGES:
@@ -230,4 +230,4 @@ class Identifier:
         for i, (code, score) in zip(to_langid, self._classify([texts[i] for i in to_langid])):
             raw = {**raws.get(i, {}), "langid": {"engine": self.langid_engine, "code": code, "score": score}}
             verdicts[i] = Verdict(self.langid_engine, code, raw)
-        return verdicts
+        return [verdicts[i] for i in range(len(texts))]

@@ -29,6 +29,7 @@ and writes it to `build/language_id_all/model.npz`; the database build reads it
 import io
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -231,7 +232,7 @@ class Engine:
         )
 
     def verdicts(
-        self, texts: list[str], languages: list[str], pipeline: list[str | None]
+        self, texts: list[str], languages: list[str], pipeline: Sequence[str | None]
     ) -> tuple[list[str | None], list[str | None], list[float | None]]:
         """`decide`'s three columns as lists, without polars: the build runs this in forked worker
         processes, where polars (whose thread pool does not survive a fork) must not run."""
@@ -239,14 +240,14 @@ class Engine:
         margin: list[float | None] = [None] * len(texts)
         for target in self.targets:
             chosen = [
-                i
+                (i, verdict)
                 for i, (language, verdict) in enumerate(zip(languages, pipeline))
                 if language == target and verdict is not None
             ]
             for start in range(0, len(chosen), CHUNK_TEXTS):
                 part = chosen[start : start + CHUNK_TEXTS]
-                verdicts = self._judge(target, [texts[i] for i in part], [pipeline[i] for i in part])
-                for i, (language, text_margin) in zip(part, verdicts):
+                verdicts = self._judge(target, [texts[i] for i, _ in part], [verdict for _, verdict in part])
+                for (i, _), (language, text_margin) in zip(part, verdicts):
                     detected[i], engine[i], margin[i] = language, ENGINE_NGRAM, text_margin
         return detected, engine, margin
 

@@ -130,12 +130,12 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
         duplicate_answers = (
             duplicate_answers
             or questions["name"].is_duplicated().any()
-            or con.execute(FILE_HAS_DUPLICATE_ANSWERS_SQL).fetchone()[0]
+            or con.execute(FILE_HAS_DUPLICATE_ANSWERS_SQL).fetchall()[0][0]
         )
         if not duplicate_answers:
             n_answers += con.execute(
                 FILE_ANSWERS_SQL, {"first_id": n_answers + 1, "first_question_id": n_questions + 1}
-            ).fetchone()[0]
+            ).fetchall()[0][0]
         n_questions += questions.height
         first = False
         del questions, answers, file_questions, file_answers  # not kept while the next file is read

@@ -353,7 +353,13 @@ def _question_chunk(chunk: Chunk) -> tuple[list, ...]:
     It runs on the workers, like `_chunk_verdicts`."""
     identification, question_ids, texts, languages, _ = chunk
     verdicts = executors.surface_identifier(identification).identify(texts, languages)
-    return question_ids, [v.engine for v in verdicts], [v.raw_json() for v in verdicts], [v.language for v in verdicts]
+    # (a study's engine gives no verdict in a language it has no model of: nulls, as for an answer)
+    return (
+        question_ids,
+        [v.engine if v else None for v in verdicts],
+        [v.raw_json() if v else None for v in verdicts],
+        [v.language if v else None for v in verdicts],
+    )
 
 
 def question_language_ids(
@@ -404,7 +410,7 @@ def write_tables(
     codes = error_codes(con)
     # One set of workers for all batches, and each batch's chunks queued before the previous batch's
     # verdicts are collected and stored, so that the workers do not wait for the database between batches.
-    pending: collections.deque = collections.deque()
+    pending: collections.deque[tuple[pl.DataFrame, Iterable[dict[str, list]]]] = collections.deque()
     with _started(workers, processes) as workers, _bar(len(answer_ids), "surface verdicts", workers) as bar:
         for start in range(0, len(answer_ids), BATCH_SIZE):
             answers = con.sql(MODEL_ANSWERS_SQL, params={"answer_ids": answer_ids[start : start + BATCH_SIZE]}).pl()

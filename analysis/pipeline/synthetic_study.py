@@ -148,7 +148,10 @@ def write_study(folder: Path | str, spec: StudySpec, udhr_folder: Path | str = p
         ["language", "code", "resource_level"],
         [[language.name, language.code, language.resource_level or ""] for language in spec.languages],
     )
-    questions, answers, ratings, metric_rows = [], [], [], []
+    questions: list[list] = []
+    answers: list[list] = []
+    ratings: list[list] = []
+    metric_rows: list[list] = []
     planted = Planted({}, {}, {}, spec.questions_per_language, counts, dict(spec.model_effects), spec.collection_shift)
     kinds, collections = spec.question_types, spec.collections
     rated = spec.languages[: spec.rated_languages] if spec.rated_languages else spec.languages

@@ -346,7 +346,7 @@ class Chromium:
         report = PageReport(url=url)
         with self.page(url, viewport) as session:
             deadline = time.monotonic() + render_timeout
-            state = {}
+            state: dict = {}
             while time.monotonic() < deadline:
                 self._drain(0.25)
                 state = self.evaluate(session, PAGE_STATE_JS) or {}

@@ -61,13 +61,16 @@ def _parameters(source: str) -> list[tuple[str, str, str]]:
     for node in ast.parse(source).body:
         if not isinstance(node, ast.Assign):
             continue
-        comment = []
+        comment: list[str] = []
         row = node.lineno - 2
         while row >= 0 and lines[row].lstrip().startswith("#"):
             comment.insert(0, lines[row].lstrip("# ").strip())
             row -= 1
+        # (a parsed node always has the positions its source segment needs)
+        default = ast.get_source_segment(source, node.value) or ast.unparse(node.value)
         for target in node.targets:
-            found.append((target.id, ast.get_source_segment(source, node.value), " ".join(comment)))
+            if isinstance(target, ast.Name):  # a parameter is a plain name
+                found.append((target.id, default, " ".join(comment)))
     return found
 
 
@@ -98,10 +101,11 @@ def notebook_entry(path: Path) -> str:
     ]
     requires = notebook.metadata.get("calmqa", {}).get("requires")
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
-    opening = markdown[0] if markdown and _TITLE.match(markdown[0]) else ""
+    title = _TITLE.match(markdown[0]) if markdown else None
+    opening = markdown[0] if title else ""
     intro = _TITLE.sub("", opening, count=1).strip()
-    if opening:
-        lines = [f"## `{path.stem}`: {_TITLE.match(opening).group(1)}", ""]
+    if title:
+        lines = [f"## `{path.stem}`: {title.group(1)}", ""]
     else:
         lines = [
             f"## `{path.stem}`",

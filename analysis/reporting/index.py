@@ -79,7 +79,9 @@ def thumbnail(png: Path, width: int = THUMBNAIL_WIDTH) -> str:
 
     with Image.open(png) as image:
         target = min(2 * width, image.width)
-        small = image.convert("RGB").resize((target, round(image.height * target / image.width)), Image.LANCZOS)
+        small = image.convert("RGB").resize(
+            (target, round(image.height * target / image.width)), Image.Resampling.LANCZOS
+        )
     buffer = io.BytesIO()
     small.save(buffer, format="PNG", optimize=True)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -18,6 +18,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import TypedDict
 
 from .. import store
 from ..analyses import studies
@@ -117,7 +118,15 @@ def notebook_parameters(source: Path) -> set[str]:
     return names
 
 
-def output_roots(out: Path | str) -> dict[str, Path]:
+class OutputRoots(TypedDict):
+    """`run_notebook`'s output folders, to be passed as its keyword arguments."""
+
+    figures_root: Path
+    reports_root: Path
+    build_root: Path
+
+
+def output_roots(out: Path | str) -> OutputRoots:
     """Where a run into the folder `out` writes: `out`/figures, `out`/reports and, for the executed
     notebooks, `out`/build (the project's own folders when `out` is the project)."""
     out = Path(out)

@@ -127,15 +127,22 @@ def bootstrap_cells(
     `scale=100`).
     """
     groups = frame.group_by(by).agg(pl.len().alias("n_answers"), pl.col(value).drop_nulls().alias("values")).sort(by)
-    means, lows, highs, n_valid = [], [], [], []
+    means: list[float | None] = []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    n_valid: list[int] = []
     for row in groups.iter_rows(named=True):
         values = np.asarray(row["values"], dtype=np.float64)
         n_valid.append(len(values))
         if len(values) < min_valid or len(values) == 0:
-            means.append(None), lows.append(None), highs.append(None)
+            means.append(None)
+            lows.append(None)
+            highs.append(None)
             continue
         low, high = bootstrap_mean_ci(values, _group_rng(seed, tuple(row[c] for c in by)), n_resamples, confidence)
-        means.append(scale * values.mean()), lows.append(scale * low), highs.append(scale * high)
+        means.append(scale * float(values.mean()))
+        lows.append(scale * low)
+        highs.append(scale * high)
     return groups.drop("values").with_columns(
         n_valid=pl.Series(n_valid, dtype=pl.Int64),
         mean=pl.Series(means, dtype=pl.Float64),

@@ -36,6 +36,7 @@ from .. import store
 from ..analyses import dimensions
 from ..analyses.scores import TOO_FEW_ANSWERS
 from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
+from ..core.scalars import number
 from ..core.text import inert
 from ..stats import intervals
 from ..viz import export, heatmap, theme
@@ -290,7 +291,7 @@ def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
     if metric.kind == "share":
         return theme.PERCENT_DOMAIN
     values = metric_cells(answers, metric)["value"].drop_nulls()
-    return (0.0, float(values.max())) if values.len() else (0.0, 1.0)
+    return (0.0, number(values.max())) if values.len() else (0.0, 1.0)
 
 
 def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, float], orders: dimensions.Orders):
@@ -360,11 +361,12 @@ def failing(metric: Metric) -> pl.Expr | None:
 def question_ids(answers: pl.DataFrame, metric: Metric, only_failures: bool, model: str | None) -> list[int]:
     """The questions among `answers`, in their order; with `only_failures`, those where the answer of
     `model` (of any model when None) fails `metric`."""
-    if only_failures and failing(metric) is not None:
+    fails = failing(metric)
+    if only_failures and fails is not None:
         model_answers = answers.filter(~pl.col("is_human"))
         if model is not None:
             model_answers = model_answers.filter(pl.col("model_name") == model)
-        wanted = set(model_answers.filter(failing(metric))["question_id"])
+        wanted = set(model_answers.filter(fails)["question_id"])
         answers = answers.filter(pl.col("question_id").is_in(sorted(wanted)))
     return answers["question_id"].unique(maintain_order=True).to_list()
 
@@ -835,5 +837,7 @@ class Explorer:
 
     def save_selection(self) -> Path:
         """Write the matching answers as explorer_selection.csv in the output folder."""
+        if self.output_dir is None:  # (the save button is disabled then)
+            raise ValueError("the explorer was opened without an output folder (output_dir): nothing to save to")
         export.save_table(self.filtered, self.output_dir, "explorer_selection")
         return Path(self.output_dir) / "explorer_selection.csv"

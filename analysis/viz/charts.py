@@ -14,13 +14,15 @@ language heatmaps, drawn the same way in notebooks 03, 04, 06, 09 and 10, all co
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from ..analyses import answer_verdicts, human_evaluation, nativqa, paper_items, scores, surface
 from ..analyses.dimensions import Orders
+from ..core.scalars import number
 from ..io.nativqa import METRIC_BY_NAME, RESOURCE_LEVELS
 from .heatmap import CELL, heatmap
 from .theme import (
@@ -43,6 +45,7 @@ from .theme import (
 
 if TYPE_CHECKING:
     import altair as alt
+    from altair import Chart, VConcatChart  # for functions in which `alt` is the local module that `altair()` returns
 
 # The room a chart has in a report read in a window 1024 px wide, and what a chart of panels keeps of it
 # for a legend beside them and between two panels, in pixels: panels wrap into as many columns as fit.
@@ -64,7 +67,7 @@ def model_language_heatmap(
     value_title: str,
     better: str | None,
     subtitle: str | list[str] | None = None,
-    column: str = "question_type",
+    column: str | None = "question_type",
     column_order: list[str] | None = None,
     status: str | None = "status",
     tooltip: list[str] | None = None,
@@ -299,7 +302,7 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
     """Figure 1: the treemap of `overview.category_treemap_table`, one box per category, labelled with its
     name and count."""
     alt = altair()
-    x_scale, y_scale = TREEMAP_WIDTH / boxes["x1"].max(), TREEMAP_HEIGHT / boxes["y1"].max()
+    x_scale, y_scale = TREEMAP_WIDTH / number(boxes["x1"].max()), TREEMAP_HEIGHT / number(boxes["y1"].max())
     labelled = boxes.with_columns(
         label=pl.Series(
             [
@@ -310,7 +313,7 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
             ]
         )
     )
-    middle = (boxes["n_questions"].min() + boxes["n_questions"].max()) / 2
+    middle = (number(boxes["n_questions"].min()) + number(boxes["n_questions"].max())) / 2
     base = alt.Chart(labelled).encode(
         x=alt.X("x0:Q", axis=None, scale=alt.Scale(domain=[0, boxes["x1"].max()], nice=False)),
         y=alt.Y("y0:Q", axis=None, scale=alt.Scale(domain=[boxes["y1"].max(), 0], nice=False)),
@@ -345,7 +348,7 @@ def similarity_heatmap(
     order: list[str],
     group_by: str,
     item: str | None,
-    dividers: list[str] = (),
+    dividers: Sequence[str] = (),
 ) -> alt.Chart:
     """The group x group matrix of BC, in `order` on both axes, with a line before each of `dividers` on
     both (the first language of each resource level after the first); each cell's tooltip gives BC and
@@ -451,7 +454,7 @@ def rating_distribution_chart(
     mean = f"mean_{level_column}"
     width = RATING_PANEL_WIDTH if column != "language" else VERDICT_PANEL_WIDTH
 
-    def panel() -> alt.Chart:
+    def panel() -> Chart:
         return (
             alt.Chart(table)
             .mark_bar()
@@ -492,12 +495,17 @@ def rating_distribution_chart(
             if "question_type" in table.columns
             else []
         )
+
+        def type_panel(question_type: str) -> Chart:
+            return panel().transform_filter(alt.datum.question_type == question_type)
+
+        by_type: VConcatChart
         if not types:
-            chart = _panels_by_resource_level(panel, column, present, orders, width, longest_model)
+            by_type = _panels_by_resource_level(panel, column, present, orders, width, longest_model)
         else:
             blocks = [
                 _panels_by_resource_level(
-                    lambda t=question_type: panel().transform_filter(alt.datum.question_type == t),  # noqa: B023 - bound per block
+                    partial(type_panel, question_type),
                     column,
                     present,
                     orders,
@@ -510,16 +518,16 @@ def rating_distribution_chart(
                 )
                 for question_type in types
             ]
-            chart = alt.vconcat(*blocks, spacing=20).resolve_scale(color="shared")
+            by_type = alt.vconcat(*blocks, spacing=20).resolve_scale(color="shared")
         per_row = _widest_row(present, orders, width, longest_model)
         return print_layout(
-            chart.properties(title=title), "page", _print_scale_for_panels(per_row, width, longest_model)
+            by_type.properties(title=title), "page", _print_scale_for_panels(per_row, width, longest_model)
         )
     # Stacked, on screen as in print (`theme.CONFIG`'s facet.columns).
     known = orders.positions(column) or []
     panels = [value for value in known if value in present] + sorted(v for v in present if v not in known)
-    chart = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=panels)).properties(title=title)
-    return print_layout(chart, "column", _print_scale_for_panels(1, width, longest_model, "column"))
+    faceted = panel().facet(facet=alt.Facet(f"{column}:N", title=None, sort=panels)).properties(title=title)
+    return print_layout(faceted, "column", _print_scale_for_panels(1, width, longest_model, "column"))
 
 
 def criterion_distribution_chart(
@@ -632,7 +640,7 @@ def verdict_chart(counts: pl.DataFrame, verdict: str, question_type: str, orders
     figure = answer_verdicts.FIGURES[(verdict, question_type)]
     models = [m for m in orders.models if m in set(counts["model"])]
 
-    def panel() -> alt.Chart:
+    def panel() -> Chart:
         return (
             alt.Chart(counts)
             .mark_bar()

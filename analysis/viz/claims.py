@@ -248,7 +248,7 @@ def _claim_row(
     for column in [*shown, *extra]:
         value = claim.get(column)
         if column == "status":
-            cells.append(_status_badge(value, failing, claim.get("expect")))
+            cells.append(_status_badge(claim["status"], failing, claim.get("expect")))
         else:
             cells.append(inert("" if value is None else str(value), "html"))
     if has_source:

@@ -65,7 +65,8 @@ def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | s
     `name`.csv; return the chart to display, which knows its name (`theme.FIGURE_META`): a report shows
     links to its files beside it."""
     existing = getattr(chart, "usermeta", None)
-    chart.usermeta = {**(existing if isinstance(existing, dict) else {}), FIGURE_META: name}
+    # Every top-level chart class of altair has `usermeta`; the mixin that types them does not declare it.
+    chart.usermeta = {**(existing if isinstance(existing, dict) else {}), FIGURE_META: name}  # type: ignore[attr-defined]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     save_table(table, out_dir, name)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ..core.scalars import number
 from .theme import (
     CELL_LABEL,
     CHARACTER_WIDTH,
@@ -221,7 +222,9 @@ def _print_scale(
     allows beside the row labels, for the most columns any panel has, but wide enough for the widest
     cell label (a heatmap with too many columns for the width then prints wider than it, and the print
     test says so, rather than its labels spilling over their cells)."""
-    n_columns = (table.group_by(column).agg(pl.col(x).n_unique())[x].max() if column else table[x].n_unique()) or 1
+    n_columns = (
+        number(table.group_by(column).agg(pl.col(x).n_unique())[x].max()) if column else table[x].n_unique()
+    ) or 1
     longest_row_label = max((len(str(v)) for v in table[y].unique().to_list()), default=1)
     row_labels = longest_row_label * CHARACTER_WIDTH * PRINT_TEXT_SIZE + 10
     room = PRINT_WIDTHS[size] - 2 * PRINT_PADDING - row_labels - 4
@@ -234,7 +237,7 @@ def _label_chars(values: pl.Series, value_format: str) -> float:
     sign, and the decimals and suffix of the d3 format (`.0f`, `.2f`, `d`, `.0%`...), the decimal point
     counted as half a character (it is about half a digit wide)."""
     finite = values.cast(pl.Float64).drop_nulls().drop_nans().abs()
-    largest = float(finite.max()) if finite.len() else 0.0
+    largest = number(finite.max()) if finite.len() else 0.0
     percent = value_format.endswith("%")
     digits = len(f"{largest * (100 if percent else 1):.0f}")
     decimals = int(value_format.split(".")[1].rstrip("f%de")) if "." in value_format else 0
@@ -246,7 +249,7 @@ def _range(values: pl.Series) -> tuple[float, float]:
     values = values.drop_nulls()
     if values.is_empty():
         return 0.0, 1.0
-    return float(values.min()), float(values.max())
+    return number(values.min()), number(values.max())
 
 
 def _on_dark(value: str, better: str | None, domain: tuple[float, float]) -> str:

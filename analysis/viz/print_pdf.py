@@ -94,7 +94,9 @@ def canonical_pdf(pdf: bytes) -> bytes:
         end = pdf.index(b"endobj", start)
         stream = pdf.find(b"stream\n", start, end)
         if stream != -1:
-            length = int(re.search(rb"/Length (\d+)", pdf[start:stream]).group(1))
+            declared = re.search(rb"/Length (\d+)", pdf[start:stream])
+            assert declared is not None, "a PDF stream declares its /Length"
+            length = int(declared.group(1))
             end = pdf.index(b"endobj", stream + len(b"stream\n") + length)
             head, tail = pdf[start:stream], pdf[stream:end]
         else:

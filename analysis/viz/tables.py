@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 
 import polars as pl
 
@@ -68,6 +69,15 @@ class Spec:
     scientific: tuple[str, ...] = ()
     missing: str = MISSING
     empty: str = "none"
+
+
+class _SharedFields(TypedDict, total=False):
+    """Fields of a `Spec` that several tables share (`Spec(caption, **shared)`)."""
+
+    labels: dict[str, str]
+    decimals: dict[str, int]
+    rows_by: str
+    values: dict[str, dict[str, str]]
 
 
 # Labels of columns that many tables share; a spec's own labels win. A column without a label shows its
@@ -152,13 +162,22 @@ _TESTS = {
 }
 _TEST_DECIMALS = {"mean_a": 1, "mean_b": 1, "difference": 1, "ks_d": 3}
 # Table 2's scores and the same table without every score (`scores.scores_by_model`), shown alike.
-_SCORES_BY_MODEL = dict(
-    labels={"score": "Score", "n_valid": "Valid answers", "mean": "Mean x 100", "metrics_coverage": "Metrics coverage"},
-    decimals={"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
-    rows_by="model",
-    values={"score": SCORES, "question_type": QUESTION_TYPE_LABELS},
-)
-_VERDICT_COUNTS = dict(labels={"n": "Answers"}, rows_by="language", values={"question_type": QUESTION_TYPE_LABELS})
+_SCORES_BY_MODEL: _SharedFields = {
+    "labels": {
+        "score": "Score",
+        "n_valid": "Valid answers",
+        "mean": "Mean x 100",
+        "metrics_coverage": "Metrics coverage",
+    },
+    "decimals": {"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
+    "rows_by": "model",
+    "values": {"score": SCORES, "question_type": QUESTION_TYPE_LABELS},
+}
+_VERDICT_COUNTS: _SharedFields = {
+    "labels": {"n": "Answers"},
+    "rows_by": "language",
+    "values": {"question_type": QUESTION_TYPE_LABELS},
+}
 _CLAIM_STATUS = {
     "claims": "Claims",
     "exact": "Exact",
@@ -182,11 +201,11 @@ _RATED = Spec(
     decimals={"ngram_margin": 3},
 )
 _ENGINE_SHARES = {key: f"{label} %" for key, label in ENGINE_LABELS.items()}
-_NATIVQA_AVERAGES = dict(
-    labels={**NATIVQA_METRICS, "n_models": "Models"},
-    decimals={m: 4 for m in NATIVQA_METRICS},
-    values={"resource_level": RESOURCE_LEVELS},
-)
+_NATIVQA_AVERAGES: _SharedFields = {
+    "labels": {**NATIVQA_METRICS, "n_models": "Models"},
+    "decimals": {m: 4 for m in NATIVQA_METRICS},
+    "values": {"resource_level": RESOURCE_LEVELS},
+}
 
 SPECS: dict[str, Spec] = {
     # 01 dataset overview
@@ -749,7 +768,7 @@ SPECS: dict[str, Spec] = {
 }
 # The tables of the generic sections (docs/studies.md): those a study of your own writes under plain names,
 # and those every study writes. A study's own labels name its values (no CaLMQA renaming).
-_NO_PAPER = {"values": {}}
+_NO_PAPER: _SharedFields = {"values": {}}
 SPECS |= {
     "question_counts": Spec(
         "Questions and model answers per language, question type and collection",
@@ -768,10 +787,11 @@ SPECS |= {
         SPECS["top_category_by_language"], caption="Each language's most frequent category", **_NO_PAPER
     ),
     "top_category_levels": replace(SPECS["top_category_counts"], **_NO_PAPER),
-    "surface_by_model": Spec(
-        "The share of answers without surface issues (S_surf x 100) per model and question type, the answers "
-        "of all languages pooled",
-        **{**_SCORES_BY_MODEL, "labels": {**_SCORES_BY_MODEL["labels"], "mean": "S_surf x 100"}},
+    "surface_by_model": replace(
+        SPECS["scores_by_model"],
+        caption="The share of answers without surface issues (S_surf x 100) per model and question type, the "
+        "answers of all languages pooled",
+        labels={**_SCORES_BY_MODEL["labels"], "mean": "S_surf x 100"},
         hide=("score", "metrics_coverage"),
     ),
     "indicator_shares": replace(
@@ -991,7 +1011,8 @@ def _table(frame: pl.DataFrame, name: str | None, caption: str | None, medium: s
     data = data.with_columns(pl.concat_str(pl.col(u), pl.lit(_LINK), pl.col(c)).alias(c) for c, u in linked.items())
     hidden = (*spec.hide, *without_values, *linked.values())
     data = data.drop([c for c in hidden if c in data.columns])
-    spanners, base = dict(spec.spanners), {}
+    spanners: dict[str, tuple[str, ...]] = dict(spec.spanners)
+    base: dict[str, str] = {}  # a spread column -> the column it was spread from
     if spec.wide is not None:
         data, spanners, base = _spread(data, spec.wide)
     digest = hashlib.sha256(f"{name}\0{title}\0{frame.write_csv()}".encode()).hexdigest()[:12]
@@ -999,7 +1020,8 @@ def _table(frame: pl.DataFrame, name: str | None, caption: str | None, medium: s
     if title:
         table = table.tab_header(title=title)
     labels = {c: label(base.get(c, c), spec).format_map(_Defaulting(fill)) for c in data.columns}
-    table = table.cols_label(cases=labels)
+    # great_tables types `cases` as a dict (invariant) of str | BaseText: a dict of str is one in fact.
+    table = table.cols_label(cases=labels)  # type: ignore[arg-type]
     for group_label, columns in spanners.items():
         present = [c for c in columns if c in data.columns]
         if present:

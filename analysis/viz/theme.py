@@ -18,6 +18,7 @@ registers and enables the theme: importing a notebook's modules stays fast.
 """
 
 from functools import cache
+from typing import Any
 
 from ..core.jsonschema_formats import skip_iri_grammar
 
@@ -87,7 +88,7 @@ STATUS_LABEL = "calmqa_status_label"
 BOX_LABEL = "calmqa_box_label"
 # The smallest text of a chart on screen, in pixels: a cell's label (a reader must not zoom to read it).
 SCREEN_LABEL_SIZE = 9
-CONFIG = {
+CONFIG: dict[str, Any] = {  # Vega-Lite's `config`
     "font": FONT,
     "view": {"stroke": None},
     "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": False, "domain": False},
@@ -113,7 +114,7 @@ PRINT_WIDTHS = {"page": 6.3 * POINTS_PER_INCH, "column": 3.0 * POINTS_PER_INCH}
 PRINT_PADDING = 4
 PRINT_CELL_LABEL_SIZE = 6.5
 PRINT_TEXT_SIZE = 7.5
-PRINT_CONFIG = {
+PRINT_CONFIG: dict[str, Any] = {
     **CONFIG,
     "padding": PRINT_PADDING,
     "axis": {**CONFIG["axis"], "labelFontSize": PRINT_TEXT_SIZE, "titleFontSize": 8, "tickSize": 3, "labelPadding": 2},
@@ -178,6 +179,8 @@ def altair():
 
     @alt.theme.register("calmqa", enable=True)
     def calmqa_theme() -> alt.theme.ThemeConfig:
-        return {"config": CONFIG}
+        # altair's TypedDict of the config cannot take style names held in constants (it wants literal
+        # keys) nor a colour scheme as a range; Vega-Lite validates the config when a chart is rendered.
+        return {"config": CONFIG}  # type: ignore[typeddict-item]
 
     return alt
