@@ -39,6 +39,7 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
     out = tmp_path / "figures" / "01_dataset_overview"
     assert sorted(p.name for p in out.iterdir()) == [
         "dataset_counts.csv",
+        "dataset_counts.tex",
         "figure1_category_treemap.csv",
         "figure1_category_treemap.pdf",
         "figure1_category_treemap.png",
@@ -52,10 +53,15 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
         "figure5_specific_category_shares.png",
         "figure5_specific_category_shares.svg",
         "question_counts.csv",
+        "question_counts.tex",
         "table10_languages.csv",
+        "table10_languages.tex",
         "table4_question_lengths.csv",
+        "table4_question_lengths.tex",
         "top_category_by_language.csv",
+        "top_category_by_language.tex",
         "top_category_counts.csv",
+        "top_category_counts.tex",
     ]
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con, "calmqa"))
     assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.category_counts(con, "calmqa"))

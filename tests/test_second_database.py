@@ -20,6 +20,8 @@ SOURCES = [
     "data/calmqa-manifest.csv",
     "data/calmqa-languages.csv",
     "data/calmqa-expected-counts.csv",
+    "data/paper/items.csv",
+    "docs/methods.md",
 ]
 SOURCE_FOLDERS = ["analysis", "scripts", "data/nativqa", "data/paper/claims", "bench/results"]
 NOTEBOOK = "01_dataset_overview"

@@ -199,7 +199,7 @@ def run_notebook(
         with provenance.database_reads() as reads:
             try:
                 mark = time.perf_counter()
-                _execute_with_retry(papermill, sections, running, params, kernel, Path(notebooks_root), steps)
+                _execute_with_retry(papermill, sections, running, params, kernel, Path(notebooks_root), steps, name)
                 seconds["papermill"] = time.perf_counter() - mark
             except papermill.PapermillExecutionError as exc:
                 with files.lock(figures_root / f".{name}"):
@@ -290,11 +290,12 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
 
 
 def _execute_with_retry(
-    papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path, steps: Path
+    papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path, steps: Path, name: str
 ) -> None:
     # The kernel inherits the environment: it records its static exports into `steps` (core.timings),
-    # and its figures and tables link to their files under the notebook's name (viz.export).
-    variables = {timings.ENV: str(steps.resolve()), export.NOTEBOOK_ENV: source.stem}
+    # and its figures and tables link to their files under the notebook's name (viz.export), not under
+    # the name of the copy of its sections that Papermill executes.
+    variables = {timings.ENV: str(steps.resolve()), export.NOTEBOOK_ENV: name}
     previous = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:
