@@ -81,7 +81,7 @@ IMPORTS := $(DB)-imports
 # the module: pipeline code the database (and the reports after it), analyses, stats, viz and reporting
 # code the reports, the command line nothing.
 DEPS := build/make/deps.mk
-$(DEPS): scripts/make_deps.py $(shell find analysis -name '*.py') $(wildcard notebooks/*.ipynb)
+$(DEPS): scripts/make_deps.py $(shell find analysis -name '*.py') $(wildcard notebooks/*.ipynb) $(wildcard data/paper/claims/*.csv)
 	@mkdir -p $(dir $@)
 	@$(PYTHON) scripts/make_deps.py > $@.tmp && mv $@.tmp $@
 include $(DEPS)
@@ -96,11 +96,11 @@ endif
 NOTEBOOKS := $(sort $(filter-out notebooks/00_%,$(if $(STUDY),$(GENERIC_NOTEBOOKS),$(wildcard notebooks/[0-9][0-9]_*.ipynb))))
 REPORTS := $(patsubst notebooks/%.ipynb,$(OUT_DIR)reports/%.html,$(NOTEBOOKS))
 INDEX := $(OUT_DIR)reports/index.html
-# The reproduction report reads the figures CSVs of every other notebook, so it runs after them.
+# The reproduction report reads the figures CSVs the papers' claims name, so it runs after their notebooks.
 REPRODUCTION := $(OUT_DIR)reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data udhr language-id language-id-eval db study figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast bench bench-surface check-tokenizer lab clean
+.PHONY: help setup data udhr language-id language-id-eval db study figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast mutants bench bench-surface check-tokenizer lab clean
 
 # `make help` lists these first, in this order, for whoever uses the suite; every other target with a `## `
 # description follows, for whoever maintains it.
@@ -149,14 +149,14 @@ $(LANGUAGE_ID_MODEL): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) | $(SETU
 
 language-id-eval: $(LANGUAGE_ID_EVALUATION) ## compare the language identification engines on held-out text of SOURCE, for DB (about a minute)
 
-$(LANGUAGE_ID_EVALUATION): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
+$(LANGUAGE_ID_EVALUATION): $(SOURCE_FILES) data/calmqa-language-identification.csv $(UDHR_STAMP) $(LANGUAGE_ID_EVALUATION_CODE) | $(SETUP)
 	$(PY) -m analysis evaluate-language-id --source=$(SOURCE) --udhr=$(UDHR)/package --out=$(dir $@)
 
 db: $(DB) ## build the DuckDB database from the release, then replay the kept imports (DB=path, SOURCE=release folder, VERIFY=no for your own files, DASK= a cluster)
 
 # The release's database reads its trained engine, the NativQA tables and the expected counts; a study's
 # trains its engine on the UDHR in the build.
-$(DB): $(SOURCE_FILES) $(DB_CODE) $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv) \
+$(DB): $(SOURCE_FILES) $(DB_CODE) $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv data/calmqa-language-identification.csv) \
        $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
 	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) $(if $(STUDY),,--language-id-model=$(LANGUAGE_ID_MODEL)) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
 
@@ -171,7 +171,7 @@ $(INDEX): $(REPORTS) $(INDEX_CODE) docs/methods.md | $(SETUP)
 screenshots: $(INDEX) ## every report, the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit
 	$(PY) -m analysis screenshots --out build/screenshots --db $(DB) $(INDEX) $(REPORTS)
 
-docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks and bench/results
+docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks, the manifests of their last runs and bench/results
 	$(PY) -m analysis docs
 
 check-reports: $(INDEX) ## open every report in headless Chromium (network off): charts drawn, no console error, no request
@@ -182,9 +182,11 @@ check-reports: $(INDEX) ## open every report in headless Chromium (network off):
 $(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
 	$(PY) -m analysis run-notebook $* --db=$(DB) --language-id=$(LANGUAGE_ID_DIR) $(if $(OUT),--out=$(OUT))
 
-# ... and on the files its parameters name.
-$(REPRODUCTION): $(filter-out $(REPRODUCTION),$(REPORTS)) $(CLAIMS) data/paper/items.csv
-$(addprefix $(OUT_DIR)reports/,$(addsuffix .html,01_dataset_overview 03_surface_quality 05_human_evaluation 07_nativqa_results 09_answer_verdicts)): $(CLAIMS)
+# ... and on the files its parameters name: the papers' claims (CLAIMS_NOTEBOOKS, those with a `claims_dir`
+# parameter) and, for the reproduction report, the reports whose figures CSVs the claims read
+# (CLAIM_SOURCE_NOTEBOOKS; both generated in $(DEPS)).
+$(REPRODUCTION): $(patsubst %,$(OUT_DIR)reports/%.html,$(CLAIM_SOURCE_NOTEBOOKS)) data/paper/items.csv
+$(patsubst %,$(OUT_DIR)reports/%.html,$(CLAIMS_NOTEBOOKS)): $(CLAIMS)
 $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
@@ -205,11 +207,19 @@ lint: | $(SETUP) ## ruff (lint and format), mypy (the package's types), the pack
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite
-	$(PY) -m pytest
+# The whole suite on two worker processes (pytest-xdist): the tests of one file on one worker, one after the
+# other, the longest files first, and what several files read (the database, every notebook's run) built
+# once (tests/conftest.py).
+test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite, on two worker processes
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser and run no make or build (about 30 s); missing prerequisites skip
 	$(PY) -m pytest --tier fast
+
+# Mutants tested at once by `make mutants` (the machine's cores are shared: 2 at most).
+MUTANTS_CHILDREN ?= 2
+mutants: | $(SETUP) ## mutation testing of the rule modules ([tool.mutmut] only_mutate in pyproject.toml) with the fast tier as the killing suite: score and surviving mutants -> docs/mutants.md; incremental (results kept in mutants/); MUTANTS_CHILDREN=2
+	$(PY) scripts/mutants.py --max-children=$(MUTANTS_CHILDREN)
 
 bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only", "--validation-only" or "--study-only": the generated study of 50 languages x 20 models x 500 questions)
 	$(PY) scripts/bench.py $(BENCH_ARGS)

@@ -117,6 +117,20 @@ LANGUAGES = Table(
             "the CaLMQA paper leaves out, and for a study's language the engine does not know",
             "NOT NULL",
         ),
+        C(
+            "detector",
+            "VARCHAR",
+            "the detector that judges its answers first: `cld2` (CLD2 as polyglot calls it, langid where CLD2 is "
+            "unsure) or `langid`, the CaLMQA authors' routing (data/calmqa-language-identification.csv); `ngram` "
+            "for a study's language (the all-languages engine judges every one)",
+            "NOT NULL",
+        ),
+        C(
+            "franc_code",
+            "VARCHAR",
+            "the ISO 639-3 code franc writes for it (the language identification evaluation's `pyfranc` engine); "
+            "NULL where franc has none, and for a study's language",
+        ),
     ),
     ("language",),
 )
@@ -339,6 +353,135 @@ SOURCE_FILES = Table(
     ("file",),
 )
 
+# ---------------------------------------------------------------- the surface metrics
+
+
+@dataclass(frozen=True)
+class Denominator:
+    """What a surface metric is a share of: a count of the surface rates (`name`), the answers it counts
+    (`sql`, a condition over `answer_surface s`) and how a title says it (`words`)."""
+
+    name: str
+    sql: str
+    words: str
+
+
+ALL_ANSWERS = Denominator("n_answers", "TRUE", "of all answers")
+# A provider error has no verdict on its text: neither in the wrong language nor repetitive.
+ANSWERED = Denominator("n_answered", "NOT s.provider_error", "of the answers the provider gave")
+
+
+@dataclass(frozen=True)
+class SurfaceMetric:
+    """One surface metric: the share of a cell's answers (`denominator`) whose per-answer verdict `column`
+    of `answer_surface` is true. Every place that shows it reads this record: the reports' rates, cells,
+    heatmaps and CSVs (`analyses.surface`), the surface tables (`viz.tables`), the explorer (`ui.explorer`)
+    and docs/schema.md. `needs_language`: the verdict needs the language verdict, so the cells of a
+    language that is not identified have no value. `new_column`: the verdict's own column, for a metric
+    whose verdict no column of `answer_surface` holds yet; the table gets it from here (the build computes
+    it in `pipeline.surface._finish`)."""
+
+    key: str  # the share's column in the reports' CSVs, `pct_...`; its heatmap is `heatmap_<key>`
+    column: str  # the per-answer verdict: true, false, or NULL where the answer is not judged
+    title: str  # heatmap titles and the explorer's list
+    label: str  # the surface tables' column header
+    better: str  # which end is good, "higher" or "lower" (`viz.theme.SCHEMES`)
+    denominator: Denominator
+    needs_language: bool
+    failure: str  # an answer that fails the metric, in words: "repeats itself"
+    decimals: int = 1
+    new_column: Column | None = None
+
+    @property
+    def count(self) -> str:
+        """The count of the answers whose verdict is true, in the rates (`n_repetition`)."""
+        return "n_" + self.key.removeprefix("pct_")
+
+    @property
+    def fails_when(self) -> bool:
+        """The verdict of an answer that fails the metric: true where lower is better."""
+        return self.better == "lower"
+
+
+SURFACE_METRICS = (
+    SurfaceMetric(
+        key="pct_correct_language",
+        column="language_correct",
+        title="% in the correct language",
+        label="% correct language",
+        better="higher",
+        denominator=ANSWERED,
+        needs_language=True,
+        failure="is in the wrong language",
+    ),
+    SurfaceMetric(
+        key="pct_repetition",
+        column="repetition",
+        title="% with repetitions",
+        label="% with repetitions",
+        better="lower",
+        denominator=ANSWERED,
+        needs_language=False,
+        failure="repeats itself",
+    ),
+    SurfaceMetric(
+        key="pct_surface_ok",
+        column="surface_ok",
+        title="% without surface issues",
+        label="% without surface issues",
+        better="higher",
+        denominator=ALL_ANSWERS,
+        needs_language=True,
+        failure="has a surface issue",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Score:
+    """One per-answer score, as every report and table names it: its column, its title, its short name
+    (colour legends, the tables' `score` column), whether it is 0 or 1 per answer (`share`: its cells are
+    shares with Wilson intervals, the others' the bootstrap interval of their mean; the comparison of
+    two groups tests it by Fisher's exact test) and how the summaries name it. Every score is shown x 100,
+    higher is better, and needs the surface verdict, so the language verdict."""
+
+    column: str
+    title: str
+    short: str
+    share: bool
+    words: str
+
+
+# The scores, in the order they are reported (`analyses/scores.py` computes them); here, beside the surface
+# metrics, so that the tables name them without importing the analysis that computes them.
+SCORE_LIST = (
+    Score(
+        "s_surf",
+        "% without surface issues (S_surf)",
+        "S_surf",
+        True,
+        "S_surf (the % of answers without surface issues)",
+    ),
+    Score("s_fact", "factuality (S_fact)", "S_fact", False, "the mean S_fact (x 100)"),
+    Score("s_rel", "% relevant (S_rel)", "S_rel", True, "S_rel (the % of answers judged relevant)"),
+    Score("s", "overall score S", "S", False, "the mean overall score S (x 100)"),
+)
+SCORE_SHORT = {score.column: score.short for score in SCORE_LIST}
+
+
+def surface_metrics_markdown() -> str:
+    """The surface metrics as a Markdown table (docs/schema.md)."""
+    rows = "\n".join(
+        f"| `{m.key}` | `{m.column}` | {m.title} | {m.denominator.words} | {m.better} | "
+        f"{'yes' if m.needs_language else 'no'} | {m.decimals} |"
+        for m in SURFACE_METRICS
+    )
+    return (
+        "| metric | verdict | title | share | better | needs the language | decimals |\n"
+        f"|---|---|---|---|---|---|---|\n{rows}\n"
+    )
+
+
 ANSWER_SURFACE = Table(
     "answer_surface",
     "Surface-level verdicts for every model answer (docs/methods.md, section 03).",
@@ -406,7 +549,8 @@ ANSWER_SURFACE = Table(
         C(
             "surface_ok",
             "BOOLEAN",
-            "no surface issue: no provider error, no repetition, `language_correct` (NULL when only the language verdict is unknown)",
+            "no surface issue: `no_surface_issue(provider_error, repetition, language_correct)`, the schema's "
+            "macro (NULL when only the language verdict is unknown)",
         ),
         C(
             "apology",
@@ -427,6 +571,8 @@ ANSWER_SURFACE = Table(
             "NOT NULL",
         ),
         C("emoji", "BOOLEAN", "contains an emoji: a character of Unicode's Extended_Pictographic property", "NOT NULL"),
+        # The verdicts of the surface metrics that have a column of their own (`SurfaceMetric.new_column`).
+        *(m.new_column for m in SURFACE_METRICS if m.new_column is not None),
     ),
     ("answer_id",),
 )
@@ -446,7 +592,7 @@ QUESTION_LANGUAGE_ID = Table(
         C("language_raw", "VARCHAR", "JSON of every engine's raw verdict", "NOT NULL"),
         C("detected_language", "VARCHAR", "detected language as a normalised ISO 639 code", "NOT NULL"),
         C(
-            "language_correct",
+            "identified_correctly",
             "BOOLEAN",
             "the question was identified as its own language (kept for the unreliable languages too: this table is what shows them unreliable)",
             "NOT NULL",
@@ -482,9 +628,10 @@ ANSWER_LANGUAGE_ALL = Table(
             "the pipeline alone decided)",
         ),
         C(
-            "language_correct",
+            "all_languages_correct",
             "BOOLEAN",
-            "`detected_language` is the question's language, in every language; NULL where no engine judged the answer",
+            "the all-languages verdict: `detected_language` is the question's language, in every language; NULL "
+            "where no engine judged the answer",
         ),
     ),
     ("answer_id",),
@@ -678,6 +825,90 @@ TABLES = (
     NATIVQA_SOURCE_FILES,
 )
 TABLE_BY_NAME = {t.name: t for t in TABLES}
+
+
+@dataclass(frozen=True)
+class Macro:
+    """A rule written once in SQL: a DuckDB macro that the build creates in the database, so that the
+    build's verdicts and every query read the same definition (`store.create_definitions`)."""
+
+    name: str
+    parameters: tuple[str, ...]
+    body: str
+    meaning: str
+
+    def ddl(self) -> str:
+        return f"CREATE OR REPLACE MACRO {self.name}({', '.join(self.parameters)}) AS {self.body}"
+
+    def __call__(self, *arguments: str) -> str:
+        """SQL: the macro applied to the SQL expressions `arguments`."""
+        if len(arguments) != len(self.parameters):
+            raise TypeError(f"{self.name} takes {len(self.parameters)} arguments, not {len(arguments)}")
+        return f"{self.name}({', '.join(arguments)})"
+
+
+@dataclass(frozen=True)
+class View:
+    """A query the database keeps under a name (DuckDB inlines it into every query that reads it)."""
+
+    name: str
+    meaning: str
+    query: str
+    # (column, meaning) of the columns the view adds to those of the tables it reads whole.
+    columns: tuple[tuple[str, str], ...] = ()
+
+    def ddl(self) -> str:
+        return f"CREATE OR REPLACE VIEW {self.name} AS {self.query}"
+
+
+# Kleene (three-valued) logic, as SQL's AND and NOT: an unknown language verdict leaves the verdict unknown
+# unless a provider error or a repetition already decides it (false).
+NO_SURFACE_ISSUE = Macro(
+    "no_surface_issue",
+    ("provider_error", "repetition", "in_question_language"),
+    "NOT provider_error AND NOT repetition AND in_question_language",
+    "no surface issue: not a provider error, no repetition, and in the question's language (three-valued: "
+    "NULL when only the language verdict is unknown). `answer_surface.surface_ok` is it, with the study's "
+    "language verdict; every count of answers without a surface issue calls it",
+)
+MACROS = (NO_SURFACE_ISSUE,)
+
+LANGUAGE_ORDER = View(
+    "language_order",
+    "Every language's place in tables and figures: by resource level (in `dimension_values`' order; a "
+    "language without one last), then by name.",
+    "SELECT l.language, row_number() OVER (ORDER BY d.position NULLS LAST, l.language) AS position\n"
+    "FROM languages l\n"
+    "LEFT JOIN dimension_values d ON d.dimension = 'resource_level' AND d.value = l.resource_level",
+    (("language", "the language (`languages.language`)"), ("position", "its place, from 1")),
+)
+SURFACE_ANSWERS = View(
+    "surface_answers",
+    "Every model answer's surface verdicts (every column of `answer_surface`) with what the analyses group "
+    "them by: its question's language, type and collection, the language's code, resource level and order, "
+    "and the model's display name (`answer_surface` joined with `answers`, `questions`, `languages`, "
+    "`language_order` and `models`).",
+    "SELECT s.*, a.question_id, a.model, m.display_name, a.n_bytes,\n"
+    "       q.language, q.question_type, q.collection, q.import_position AS question_import_position,\n"
+    "       l.iso_code, l.resource_level, l.identified, o.position AS language_position\n"
+    "FROM answer_surface s\n"
+    "JOIN answers a USING (answer_id)\n"
+    "JOIN questions q USING (question_id)\n"
+    "JOIN languages l ON l.language = q.language\n"
+    "JOIN language_order o ON o.language = q.language\n"
+    "JOIN models m ON m.model = a.model",
+    (
+        ("question_id, model", "of `answers`"),
+        ("display_name", "the model's (`models.display_name`)"),
+        ("n_bytes", "UTF-8 bytes of the answer's text (`answers.n_bytes`)"),
+        ("language, question_type, collection", "the question's (`questions`)"),
+        ("question_import_position", "the question's `import_position`: NULL for the release's or the study folder's"),
+        ("iso_code, resource_level, identified", "the question's language's (`languages`)"),
+        ("language_position", "the language's place in tables and figures (`language_order.position`)"),
+    ),
+)
+# In the order they are created: a view may read those before it.
+VIEWS = (LANGUAGE_ORDER, SURFACE_ANSWERS)
 # The tables the NativQA CSVs fill, by what `io.nativqa.read_folder` calls their rows.
 NATIVQA_TABLES = {
     "regions": NATIVQA_REGIONS,
@@ -704,4 +935,12 @@ def markdown() -> str:
         parts.append(
             f"#### `{table.name}`\n{table.meaning}\n\n| column | type | meaning |\n|---|---|---|\n{rows}\n" + unique
         )
+    for view in VIEWS:
+        rows = "\n".join(f"| `{column}` | {meaning} |" for column, meaning in view.columns)
+        parts.append(
+            f"#### `{view.name}` (view)\n{view.meaning}\n\n| column | meaning |\n|---|---|\n{rows}\n\n"
+            f"```sql\n{view.ddl()}\n```\n"
+        )
+    for macro in MACROS:
+        parts.append(f"#### `{macro.name}` (macro)\n{macro.meaning}.\n\n```sql\n{macro.ddl()}\n```\n")
     return "\n".join(parts)

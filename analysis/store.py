@@ -33,6 +33,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from . import schema
 from .core import errors, files, paths
 from .core.errors import StorageError
 from .io import release
@@ -40,8 +41,9 @@ from .schema import TABLES, Table
 
 # DuckDB would otherwise hold up to 80% of the machine's memory in its buffer pool. At 50x the snapshot
 # a larger pool made the build no faster, only larger (the pool is most of the build's memory besides
-# the dataset file being read).
-WRITE_MEMORY_LIMIT = "512MB"
+# the dataset file being read); 256 MB keeps the driver of a build under 1 GiB (docs/performance.md).
+WRITE_MEMORY_LIMIT_MIB = 256
+WRITE_MEMORY_LIMIT = f"{WRITE_MEMORY_LIMIT_MIB}MB"
 # Every DuckDB database file has these bytes at this offset of its header.
 _MAGIC, _MAGIC_AT = b"DUCK", 8
 READS_VARIABLE = "CALMQA_DATABASE_READS"
@@ -132,6 +134,15 @@ def check_schema(con: duckdb.DuckDBPyConnection, db_path: Path) -> None:
         for table, column in con.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall()
     }
     missing = [f"{t.name}.{c}" for t in TABLES for c in t.column_names() if (t.name, c) not in found]
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    macros = {
+        r[0]
+        for r in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE macro_definition IS NOT NULL"
+        ).fetchall()
+    }
+    missing += [f"view {v.name}" for v in schema.VIEWS if v.name not in views]
+    missing += [f"macro {m.name}" for m in schema.MACROS if m.name not in macros]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5:,} more" if len(missing) > 5 else "")
         raise StorageError(
@@ -194,6 +205,21 @@ def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return (
         con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0] > 0
     )
+
+
+def create_definitions(con: duckdb.DuckDBPyConnection) -> None:
+    """Create (or replace) the schema's macros and views (`schema.MACROS`, `schema.VIEWS`) in the open
+    read-write database: the build does, so that every reader of the database calls the same rules."""
+    create_macros(con)
+    for view in schema.VIEWS:
+        con.execute(view.ddl())
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """Create (or replace) the schema's macros (`schema.MACROS`): in the database, or in a connection of
+    its own where the build computes a verdict in SQL before storing it."""
+    for macro in schema.MACROS:
+        con.execute(macro.ddl())
 
 
 def insert(con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame) -> None:

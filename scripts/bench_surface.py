@@ -34,15 +34,16 @@ from analysis.core import paths  # noqa: E402
 from analysis.io.calmqa import UNRELIABLE_LANGUAGES  # noqa: E402
 from analysis.io.records import write_csv_for_people  # noqa: E402
 from analysis.pipeline import surface  # noqa: E402
-from analysis.pipeline.language_id import CLD2_LANGUAGES, LANGID_ENGINES, normalise_code  # noqa: E402
+from analysis.pipeline.language_id import CLD2, LANGID_ENGINES, normalise_code  # noqa: E402
 from analysis.pipeline.tokenizer import o200k_base  # noqa: E402
 
 
-def authors_language(text: str, language: str) -> str:
-    """detect_lang.py: polyglot's Detector (CLD2) for its 14 languages, langid when CLD2 gives up."""
+def authors_language(text: str, detector: str) -> str:
+    """detect_lang.py: polyglot's Detector (CLD2) for its 14 languages (`languages.detector`), langid when
+    CLD2 gives up."""
     import langid
 
-    if language in CLD2_LANGUAGES:
+    if detector == CLD2:
         data = text.encode("utf-8")
         try:
             reliable, _, choices = pycld2.detect(data, bestEffort=False)
@@ -101,9 +102,9 @@ def run(db_path: Path, out_dir: Path) -> dict:
         runs.append((engine, seconds, cpu))
         project[engine] = verdicts
         if engine == "langid-batch" and len(runs) == 2:
-            texts, languages = answers["text"].to_list(), answers["language"].to_list()
+            texts, detectors = answers["text"].to_list(), answers["detector"].to_list()
             codes, language_seconds, language_cpu = timed(
-                lambda: [authors_language(t, lang) if t else None for t, lang in zip(texts, languages)]  # noqa: B023 - called within this iteration
+                lambda: [authors_language(t, d) if t else None for t, d in zip(texts, detectors)]  # noqa: B023 - called within this iteration
             )
             repeats, repetition_seconds, repetition_cpu = timed(
                 lambda: [authors_repetition(t, encoding) for t in texts]  # noqa: B023 - called within this iteration

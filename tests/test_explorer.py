@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from analysis import store
+from analysis.analyses import surface
 from analysis.core import paths
 from analysis.core.text import inert
 from analysis.ui import explorer
@@ -79,7 +80,7 @@ def test_the_default_metric_is_a_percentage_on_a_scale_that_stays_put(explore):
     one_category = _colour_domains(explore.chart)
     explore.category.value = explorer.ALL
     assert _colour_domains(explore.chart) == one_category and one_category[0][1] > 1000
-    explore.metric.value = "surface_ok_share"
+    explore.metric.value = "pct_surface_ok"
 
 
 def test_specific_and_agnostic_stacked_and_unreliable_languages_not_identified(explore):
@@ -95,9 +96,9 @@ def test_specific_and_agnostic_stacked_and_unreliable_languages_not_identified(e
     kirundi = [r for r in rows if r["language"] == "Kirundi"]
     # No value in any Kirundi cell: not identified, or (as in the reports) provider errors only where no answer is left.
     assert kirundi and all(r["value"] is None for r in kirundi)
-    assert {r["status"] for r in kirundi if r["model_name"] != "Gemini 1.5 Pro"} == {explorer.NOT_IDENTIFIED}
+    assert {r["status"] for r in kirundi if r["model_name"] != "Gemini 1.5 Pro"} == {surface.NOT_IDENTIFIED}
     assert {r["language_label"] for r in kirundi} == {"Kirundi †"}
-    assert any(r["status"] == explorer.PROVIDER_ERRORS_ONLY for r in rows if r["model_name"] == "Gemini 1.5 Pro")
+    assert any(r["status"] == surface.PROVIDER_ERRORS_ONLY for r in rows if r["model_name"] == "Gemini 1.5 Pro")
     german = [r for r in rows if r["language"] == "German"]
     assert all(r["status"] is None and r["value"] is not None for r in german)
     # the length of an answer does not need the language verdict: Kirundi has its values
@@ -178,18 +179,18 @@ def test_the_overview_stays_whole_and_outlines_the_chosen_cell(explore, con):
     # a new chart keeps the chosen cell outlined, and its click is listened to again
     assert explore.overview.params.calmqa_chosen["model_name"] == "GPT-4o"
     assert explore.overview.selections._trait_notifiers["calmqa_pick"]["change"]
-    explore.metric.value = "surface_ok_share"
+    explore.metric.value = "pct_surface_ok"
 
 
 def test_a_click_on_a_redrawn_chart_still_chooses_a_cell(explore):
     """What the browser sends on a click (the selection's Vega signal, as Altair's JupyterChart script
     passes it on), after the chart was replaced: the observer is on the new chart's selections."""
     explore.reset()
-    explore.metric.value = "repetition_share"
+    explore.metric.value = "pct_repetition"
     cell = {"model_name": "Llama 3 70B", "language_label": "Kirundi †", "question_type": "specific"}
     explore.overview._vl_selections = {"calmqa_pick": {"value": {"vlPoint": {"or": [cell]}}, "store": []}}
     assert explore.filters == explorer.Filters(language="Kirundi", model="Llama 3 70B", question_type="specific")
-    explore.metric.value = "surface_ok_share"
+    explore.metric.value = "pct_surface_ok"
 
 
 def test_the_comparison_shows_every_model_the_chosen_first_with_badges(explore):
@@ -221,7 +222,7 @@ def test_the_comparison_shows_every_model_the_chosen_first_with_badges(explore):
 def test_only_the_failures_and_paging_through_every_question(explore):
     explore.reset()
     explore.select_cell("Llama 3 70B", "Hindi", "agnostic")
-    explore.metric.value = "language_correct_share"
+    explore.metric.value = "pct_correct_language"
     rows = explore.answers.filter(
         (pl.col("language") == "Hindi")
         & (pl.col("question_type") == "agnostic")
@@ -250,8 +251,8 @@ def test_only_the_failures_and_paging_through_every_question(explore):
     # Reset returns to the whole overview
     explore.reset()
     assert explore.filters == explorer.Filters() and explore.overview.params.calmqa_chosen == {}
-    assert not explore.only_failures.value and explore.metric.value == "language_correct_share"
-    explore.metric.value = "surface_ok_share"
+    assert not explore.only_failures.value and explore.metric.value == "pct_correct_language"
+    explore.metric.value = "pct_surface_ok"
 
 
 def test_answers_html_escapes_text_from_the_data(explore):
@@ -270,8 +271,8 @@ def test_answers_html_escapes_text_from_the_data(explore):
 
 def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, explore):
     assert len(explore.metric.options) == len(explorer.METRICS)
-    explore.metric.value = "repetition_share"
-    cells = explorer.metric_cells(explore.answers, explorer.METRIC_BY_KEY["repetition_share"])
+    explore.metric.value = "pct_repetition"
+    cells = explorer.metric_cells(explore.answers, explorer.METRIC_BY_KEY["pct_repetition"])
     with store.connect(database) as con:
         n_repeating = con.sql("SELECT count(*) FROM answer_surface WHERE repetition").fetchall()[0][0]
     assert (cells["value"].fill_null(0) / 100 * cells["n_answers"]).sum() == pytest.approx(n_repeating)

@@ -7,7 +7,7 @@ import pytest
 from orders import CALMQA_ORDERS
 
 from analysis.analyses import human_evaluation
-from analysis.viz import charts
+from analysis.viz import rating_charts
 
 SMALL = pl.DataFrame(
     {
@@ -115,7 +115,7 @@ def test_random_effect_note_follows_the_data():
 
 def test_distribution_chart_has_one_panel_per_question_type():
     table = human_evaluation.rating_distribution(SMALL, ["model", "question_type"])
-    spec = charts.rating_distribution_chart(table, "question_type", CALMQA_ORDERS, title="t").to_dict()
+    spec = rating_charts.rating_distribution_chart(table, "question_type", CALMQA_ORDERS, title="t").to_dict()
     assert spec["facet"]["field"] == "question_type"
     assert spec["facet"]["sort"] == ["specific", "agnostic"]
     assert spec["spec"]["encoding"]["x"]["stack"] == "normalize"

@@ -34,3 +34,13 @@ def test_normal_mean_interval():
     values = np.arange(100, dtype=float)
     low, high = intervals.normal_mean_interval(values.mean(), values.std(ddof=1), len(values))
     assert low < values.mean() < high
+
+
+def test_bootstrap_draws_the_indices_of_64_bit_draws():
+    """The bootstrap draws its resamples' indices as 32-bit integers for speed: they must be the very
+    indices 64-bit draws give (NumPy bounds both with 32-bit draws), or every interval would move."""
+    values = np.round(np.random.default_rng(0).random(300), 4)  # many distinct values: the resampling path
+    reference_rng = np.random.default_rng([6, 1])
+    means = values[reference_rng.integers(0, len(values), size=(2000, len(values)))].mean(axis=1)
+    expected = tuple(float(q) for q in np.quantile(means, [0.025, 0.975]))
+    assert intervals.bootstrap_mean_ci(values, np.random.default_rng([6, 1]), 2000) == expected

@@ -13,8 +13,8 @@ from analysis import store
 from analysis.analyses import language_id_evaluation as ev
 from analysis.analyses import release_version
 from analysis.core import paths
-from analysis.core.errors import InputError, NotebookFailed
-from analysis.io import udhr
+from analysis.core.errors import InputError, NotebookFailed, Problems
+from analysis.io import ingest, udhr
 from analysis.io.calmqa import NEIGHBOURS
 from analysis.pipeline import imports, language_verdicts
 from analysis.pipeline import language_id_all as lid
@@ -72,7 +72,8 @@ def test_training_is_deterministic(texts, tmp_path):
     assert first.languages == second.languages and first.letters == second.letters
     assert (first.counts != second.counts).nnz == 0
     sample = release.filter(pl.col("language").is_in(list(TARGET_CODES))).head(200)
-    pipeline = lid.pipeline_verdicts(sample["text"].to_list(), sample["language"].to_list())
+    detectors = dict(zip(*ingest.read_metadata(paths.RAW_CALMQA, Problems())[0].select("language", "detector")))
+    pipeline = lid.pipeline_verdicts(sample["text"].to_list(), sample["language"].replace_strict(detectors).to_list())
     verdicts = first.decide(sample["text"].to_list(), sample["language"].to_list(), pipeline)
     assert verdicts.equals(second.decide(sample["text"].to_list(), sample["language"].to_list(), pipeline))
     # what is saved is what is used
@@ -179,9 +180,9 @@ def test_the_table_keeps_the_paper_verdicts_and_decides_the_four(con):
     assert set(others["engine"].drop_nulls()) == {"paper"} and others["ngram_margin"].is_null().all()
     four = rows.filter(pl.col("language").is_in(list(TARGET_CODES)) & pl.col("paper").is_not_null())
     assert set(four["engine"]) == {"ngram"} and four["ngram_margin"].is_not_null().all()
-    assert (rows["language_correct"].eq_missing(rows["detected_language"] == rows["iso_code"])).all()
+    assert (rows["all_languages_correct"].eq_missing(rows["detected_language"] == rows["iso_code"])).all()
     # taken for the question's language exactly when the model prefers it (and knows its letters)
-    assert (four.filter(pl.col("language_correct"))["ngram_margin"] > 0).all()
+    assert (four.filter(pl.col("all_languages_correct"))["ngram_margin"] > 0).all()
 
 
 def test_kirundi_rated_answers_agree_with_the_annotators(con):
@@ -234,7 +235,7 @@ def test_imported_answers_get_verdicts_for_all_23_languages(database, tmp_path):
     imports.import_file("answers", answers, target)
     with store.connect(target) as con:
         row = con.sql(
-            "SELECT i.engine, i.language_correct FROM answer_language_all i JOIN answers a USING (answer_id) "
+            "SELECT i.engine, i.all_languages_correct FROM answer_language_all i JOIN answers a USING (answer_id) "
             "WHERE a.model = 'my-model'"
         ).fetchall()
     assert row == [("ngram", True)]
@@ -292,7 +293,7 @@ def test_notebook_10_end_to_end(database, evaluation, tmp_path, con):
     cells = pl.read_csv(out / "heatmap_pct_correct_language_all_languages.csv")
     assert cells["language"].n_unique() == 23 and not (cells["status"] == "language not identified").any()
     # a cell recomputed from the table
-    expected = con.sql("""SELECT 100 * avg(i.language_correct::INT) FROM answer_language_all i JOIN answers a USING (answer_id)
+    expected = con.sql("""SELECT 100 * avg(i.all_languages_correct::INT) FROM answer_language_all i JOIN answers a USING (answer_id)
                           JOIN questions q USING (question_id) JOIN models m ON m.model = a.model
                           WHERE q.language = 'Kirundi' AND q.question_type = 'specific' AND m.display_name = 'GPT-4o'""").fetchall()[
         0
@@ -328,7 +329,7 @@ def test_notebook_03_follows_its_language_identification_parameter(database, tmp
     cells = pl.read_csv(out / "heatmap_pct_correct_language_all_languages.csv")
     assert cells["language"].n_unique() == 23 and not (cells["status"] == "language not identified").any()
     assert {"Balochi ‡", "Kirundi ‡"} <= set(cells["language_label"])
-    expected = con.sql("""SELECT 100 * avg(i.language_correct::INT) FROM answer_language_all i JOIN answers a USING (answer_id)
+    expected = con.sql("""SELECT 100 * avg(i.all_languages_correct::INT) FROM answer_language_all i JOIN answers a USING (answer_id)
                           JOIN answer_surface s USING (answer_id) JOIN questions q USING (question_id)
                           JOIN models m ON m.model = a.model
                           WHERE q.language = 'Balochi' AND q.question_type = 'agnostic' AND m.display_name = 'Aya 13B'

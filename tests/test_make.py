@@ -21,6 +21,7 @@ SOURCES = [
     "r-packages.csv",
     "data/calmqa-manifest.csv",
     "data/calmqa-languages.csv",
+    "data/calmqa-language-identification.csv",
     "data/calmqa-expected-counts.csv",
     "data/paper/items.csv",
     "docs/methods.md",
@@ -114,7 +115,8 @@ def test_pipeline_code_rebuilds_the_database_and_what_reads_it(project):
 
 
 def test_what_only_one_product_runs_rebuilds_that_product(project):
-    after_10 = {"10_language_identification", "08_paper_reproduction", "index"}
+    # The reproduction report reads none of notebook 10's figures (no claim names them).
+    after_10 = {"10_language_identification", "index"}
     assert rebuilt(project, "analysis/pipeline/language_id_evaluation.py") == {"evaluation"} | after_10
     assert rebuilt(project, "analysis/pipeline/synthetic.py") == set()
     # The statuses of the papers' numbers are shown beside the tables of every report (viz/tables.py).
@@ -124,9 +126,39 @@ def test_what_only_one_product_runs_rebuilds_that_product(project):
 
 def test_analysis_code_reruns_the_notebooks_not_the_database(project):
     notebooks = rebuilt(project, "analysis/viz/charts.py")
-    assert "db" not in notebooks and {"01_dataset_overview", "07_nativqa_results", "index"} <= notebooks
+    assert "db" not in notebooks and {"01_dataset_overview", "03_surface_quality", "index"} <= notebooks
     assert rebuilt(project, "analysis/stats/intervals.py") >= {"03_surface_quality", "04_answer_scores"}
     assert "db" not in rebuilt(project, "analysis/stats/intervals.py")
+
+
+def test_an_analysis_reruns_only_the_notebooks_that_show_it(project):
+    """Each notebook's charts import only the analyses they draw (viz/*_charts.py), so a change to one
+    analysis reruns its notebooks, and the reproduction report only when the claims read their figures."""
+    assert rebuilt(project, "analysis/analyses/topics.py") == {"02_topic_similarity", "index"}
+    assert rebuilt(project, "analysis/viz/topic_charts.py") == {"02_topic_similarity", "index"}
+    # Notebook 07's figures hold NativQA's claims: the reproduction report reads them.
+    assert rebuilt(project, "analysis/analyses/nativqa.py") == {"07_nativqa_results", "08_paper_reproduction", "index"}
+    assert rebuilt(project, "analysis/analyses/human_evaluation.py") == {
+        "05_human_evaluation",
+        "09_answer_verdicts",
+        "08_paper_reproduction",
+        "index",
+    }
+    assert rebuilt(project, "analysis/analyses/scores.py") == {"04_answer_scores", "06_collection_comparison", "index"}
+    # The selection of questions notebooks 01 and 02 share is its own module.
+    assert rebuilt(project, "analysis/analyses/question_selection.py") == {
+        "01_dataset_overview",
+        "02_topic_similarity",
+        "08_paper_reproduction",
+        "index",
+    }
+
+
+def test_a_shared_module_reruns_every_notebook(project):
+    everything = {"index", *NOTEBOOKS}
+    assert rebuilt(project, "analysis/viz/theme.py") == everything
+    assert rebuilt(project, "analysis/viz/export.py") == everything
+    assert rebuilt(project, "analysis/analyses/__init__.py") == everything
 
 
 def test_a_notebook_and_the_files_it_reads(project):

@@ -14,7 +14,7 @@ from analysis.core.errors import InputError
 from analysis.io import nativqa as nativqa_files
 from analysis.pipeline import nativqa as nativqa_tables
 from analysis.reporting import run
-from analysis.viz import charts
+from analysis.viz import nativqa_charts
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +314,8 @@ def test_dataset_total_counts_regions_and_languages(small):
 def test_figure5_names_only_bleu(small):
     assert nativqa.resource_level_name("bleu") == "figure5_bleu_by_resource_level"
     assert nativqa.resource_level_name("rouge1") == "rouge1_by_resource_level"
-    title = charts.resource_level_chart(nativqa.average_by_resource_level(small, "rouge1"), "rouge1").to_dict()["title"]
+    chart = nativqa_charts.resource_level_chart(nativqa.average_by_resource_level(small, "rouge1"), "rouge1")
+    title = chart.to_dict()["title"]
     assert "beyond the paper" in title and "Figure 5" in title  # says whose figure it is not
 
 
@@ -349,7 +350,7 @@ def test_summary_is_computed_from_the_tables(small):
 
 def test_heatmap_orders_regions_and_models(small):
     cells = nativqa.scores(small, "bleu")
-    spec = charts.nativqa_score_heatmap(cells, "bleu", ["R3", "R2", "R1"], ["M2", "M1"], 2).to_dict()
+    spec = nativqa_charts.nativqa_score_heatmap(cells, "bleu", ["R3", "R2", "R1"], ["M2", "M1"], 2).to_dict()
     layer = spec["layer"][0]["encoding"]
     assert layer["x"]["sort"] == ["R3", "R2", "R1"] and layer["y"]["sort"] == ["M2", "M1"]
     assert spec["layer"][1]["encoding"]["text"]["format"] == ".3f"

@@ -1,15 +1,18 @@
 import json
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
 
-from analysis.analyses import overview
-from analysis.core import paths
-from analysis.core.errors import NotebookFailed
+from analysis.analyses import overview, release_version
+from analysis.core import files, outputs, paths
+from analysis.core.errors import Failure, NotebookFailed
 from analysis.reporting import run
+from analysis.viz import export
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 
@@ -28,15 +31,11 @@ def test_notebook_is_stored_clean_and_parameterized(notebook):
     assert not re.search(r"\w\(", source)
 
 
-def test_dataset_overview_end_to_end(database, tmp_path, con):
-    html = run.run_notebook(
-        "01_dataset_overview",
-        db_path=database,
-        figures_root=tmp_path / "figures",
-        reports_root=tmp_path / "reports",
-        build_root=tmp_path / "build",
-    )
-    out = tmp_path / "figures" / "01_dataset_overview"
+@pytest.mark.parametrize("name", ["01_dataset_overview"])
+def test_dataset_overview_end_to_end(built_reports, name, database, con):
+    # The run of `make figures` from the real database (conftest.built_runs), which other tests read too.
+    html = built_reports / "reports" / f"{name}.html"
+    out = built_reports / "figures" / name
     assert sorted(p.name for p in out.iterdir()) == [
         "dataset_counts.csv",
         "dataset_counts.tex",
@@ -66,6 +65,18 @@ def test_dataset_overview_end_to_end(database, tmp_path, con):
     assert pl.read_csv(out / "table4_question_lengths.csv").equals(overview.question_length_table(con, "calmqa"))
     assert pl.read_csv(out / "figure5_specific_categories.csv").equals(overview.category_counts(con, "calmqa"))
     assert pl.read_csv(out / "dataset_counts.csv").equals(overview.dataset_counts(con))
+    # The run's manifest, beside the executed notebook: exactly the files of its folder, as written.
+    manifest = json.loads((built_reports / "build" / "executed" / f"{name}.manifest.json").read_text())
+    assert sorted(f["name"] for f in manifest["files"]) == sorted(p.name for p in out.iterdir())
+    for entry in manifest["files"]:
+        assert entry["bytes"] == (out / entry["name"]).stat().st_size
+        assert entry["sha256"] == files.sha256(out / entry["name"])
+    by = {entry["name"]: entry["written_by"] for entry in manifest["files"]}
+    assert by["figure1_category_treemap.svg"] == "save_figure" and by["dataset_counts.tex"] == "tables.save"
+    assert manifest["parameters"]["claims_dir"] == "../data/paper/claims"  # a default, as the run used it
+    assert manifest["parameters"]["output_dir"] == str(out.resolve())
+    assert manifest["database_sha256"] == files.sha256(database)
+    assert manifest["release"] == release_version.of(con).describe()
     page = html.read_text(encoding="utf-8")
     assert "2,644 questions" in page
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page), "the report loads from the network"
@@ -112,9 +123,50 @@ def test_two_runs_at_once_neither_fail_nor_mix_their_outputs(database, tmp_path,
     assert leftovers == []
 
 
-def test_a_failed_run_removes_the_report_of_an_earlier_run(database, tmp_path):
+@pytest.mark.parametrize("name", ["01_dataset_overview"])
+def test_a_failed_run_removes_the_report_of_an_earlier_run(built_reports, name, tmp_path):
+    # What an earlier successful run left (the session's run of every notebook, conftest.built_runs), copied.
     roots = dict(figures_root=tmp_path / "figures", reports_root=tmp_path / "reports", build_root=tmp_path / "build")
-    run.run_notebook("01_dataset_overview", db_path=database, **roots)
+    shutil.copytree(built_reports / "figures" / name, tmp_path / "figures" / name)
+    (tmp_path / "reports").mkdir()
+    shutil.copy2(built_reports / "reports" / f"{name}.html", tmp_path / "reports")
+    assert (tmp_path / "reports" / f"{name}.html").is_file()
     with pytest.raises(NotebookFailed):
         run.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb", **roots)
     assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()
+
+
+def test_the_save_functions_record_what_they_write(tmp_path, monkeypatch):
+    """The run's manifest comes from the save functions themselves (`core.outputs`), not from a look at
+    the folder afterwards: each file they write is recorded, in order, with the function that wrote it."""
+    log = tmp_path / "outputs.jsonl"
+    monkeypatch.setenv(outputs.ENV, str(log))
+    export.save_table(pl.DataFrame({"a": [1]}), tmp_path / "out", "first")
+    (tmp_path / "out" / "by_hand.csv").write_text("a\n1\n")  # written by no save function
+    export.save_table(pl.DataFrame({"a": [2]}), tmp_path / "out", "second")
+    recorded = outputs.read(log)
+    assert [(Path(r["path"]).name, r["by"]) for r in recorded] == [
+        ("first.csv", "save_table"),
+        ("second.csv", "save_table"),
+    ]
+    monkeypatch.delenv(outputs.ENV)
+    export.save_table(pl.DataFrame({"a": [3]}), tmp_path / "out", "third")  # outside a run: nothing recorded
+    assert len(outputs.read(log)) == 2
+
+
+def test_a_file_no_save_function_recorded_fails_the_run(tmp_path):
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    (staging / "table.csv").write_text("a\n1\n")
+    (staging / "by_hand.csv").write_text("a\n1\n")
+    record = {"database": "x.duckdb", "database_sha256": "0" * 64, "release": None}
+    recorded = [{"path": str(staging / "table.csv"), "by": "save_table"}]
+    with pytest.raises(Failure, match=r"not recorded \['by_hand.csv'\]"):
+        run.write_manifest(tmp_path / "m.json", "nb", recorded, staging, tmp_path / "figures", {}, record)
+    (staging / "by_hand.csv").unlink()
+    run.write_manifest(tmp_path / "m.json", "nb", recorded, staging, tmp_path / "figures", {"n": 1}, record)
+    manifest = json.loads((tmp_path / "m.json").read_text())
+    assert manifest["files"] == [
+        {"name": "table.csv", "bytes": 4, "sha256": files.sha256(staging / "table.csv"), "written_by": "save_table"}
+    ]
+    assert manifest["parameters"] == {"n": 1}

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from analysis.analyses import dimensions, overview
-from analysis.viz import charts
+from analysis.viz import overview_charts
 
 
 @pytest.fixture(scope="module")
@@ -156,5 +156,5 @@ def test_treemap_boxes_are_proportional_to_the_questions(con):
     assert boxes["n_questions"].sum() == 1471
     area = (boxes["x1"] - boxes["x0"]) * (boxes["y1"] - boxes["y0"])
     assert (area / boxes["n_questions"]).std() < 1e-3 * (area / boxes["n_questions"]).mean()
-    spec = charts.category_treemap(boxes, title="t").to_dict()
+    spec = overview_charts.category_treemap(boxes, title="t").to_dict()
     assert spec["layer"][1]["mark"]["lineBreak"] == "\n"

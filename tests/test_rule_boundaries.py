@@ -117,7 +117,7 @@ def test_the_all_languages_clean_count_leaves_out_repetitions(tiny_database, tmp
         # them may then count as without a surface issue.
         con.execute(
             """UPDATE answer_surface SET repetition = true
-               WHERE answer_id IN (SELECT answer_id FROM answer_language_all WHERE language_correct)
+               WHERE answer_id IN (SELECT answer_id FROM answer_language_all WHERE all_languages_correct)
                  AND NOT provider_error"""
         ).fetchall()
         changed = con.execute("SELECT count(*) FROM answer_surface WHERE repetition").fetchall()[0][0]

@@ -2,6 +2,7 @@
 reference, and notebooks 04 and 06 run on a database with surface verdicts, without and with imports."""
 
 import csv
+import dataclasses
 import shutil
 
 import numpy as np
@@ -182,7 +183,7 @@ def _sample(frame, language=None, collection=None, model=None, level=None):
 
 def test_a_continuous_score_is_compared_by_ks_per_language_as_scipy_does():
     frame = _comparison_frame()
-    table = scores.comparison_by_language(frame, (HUMAN, AUTO), "s")
+    table = scores.comparison_by_language(frame, (HUMAN, AUTO), "s", CALMQA_ORDERS)
     assert set(table["test"]) == {"two-sample Kolmogorov-Smirnov test"}
     assert table["language"].to_list() == ["German", "Japanese", "Afar"]
     for row in table.filter(pl.col("language") != "Afar").iter_rows(named=True):
@@ -198,10 +199,16 @@ def test_a_continuous_score_is_compared_by_ks_per_language_as_scipy_does():
     assert japanese["p_value"] < 0.001  # the auto answers there are shifted by 0.3
 
 
+def test_the_comparison_lists_languages_in_the_levels_order_not_by_the_levels_names():
+    low_first = dataclasses.replace(CALMQA_ORDERS, resource_levels=("low", "high"))
+    table = scores.comparison_by_language(_comparison_frame(), (HUMAN, AUTO), "s", low_first)
+    assert table["language"].to_list() == ["Afar", "German", "Japanese"]
+
+
 def test_a_share_is_compared_by_fishers_exact_test_not_ks():
     """S_surf is 0 or 1 per answer: the groups differ in their shares, which Fisher's exact test compares."""
     frame = _comparison_frame().with_columns(s_surf=(pl.col("s") > 0.55).cast(pl.Float64))
-    table = scores.comparison_by_language(frame, (HUMAN, AUTO), "s_surf")
+    table = scores.comparison_by_language(frame, (HUMAN, AUTO), "s_surf", CALMQA_ORDERS)
     assert set(table["test"]) == {"Fisher's exact test"} and table["ks_d"].null_count() == table.height
     for row in table.filter(pl.col("language") != "Afar").iter_rows(named=True):
         human = frame.filter((pl.col("language") == row["language"]) & (pl.col("collection") == "human"))["s_surf"]
@@ -381,8 +388,13 @@ def _run(name, db_path, tmp_path):
     return tmp_path / "figures" / name, html.read_text(encoding="utf-8")
 
 
-def test_answer_scores_notebook_without_metrics(surface_database, tmp_path):
-    out, page = _run("04_answer_scores", surface_database, tmp_path)
+@pytest.mark.parametrize("name", ["04_answer_scores"])
+def test_answer_scores_notebook_without_metrics(built_reports, name, surface_database):
+    # The run of `make figures` from the snapshot's database (conftest.built_runs), which other tests read too.
+    out, page = (
+        built_reports / "figures" / name,
+        (built_reports / "reports" / f"{name}.html").read_text(encoding="utf-8"),
+    )
     # Without metrics the table is Table 2's surface column only, so its name claims no table of the paper.
     assert sorted(p.name for p in out.iterdir()) == [
         "heatmap_s_surf.csv",
@@ -441,8 +453,13 @@ def test_answer_scores_notebook_after_a_partial_metrics_import(partial_metrics_d
     assert fact.filter(pl.col("s_fact").is_null() & pl.col("status").is_null()).height == 0
 
 
-def test_collection_comparison_notebook_falls_back_on_the_snapshot(surface_database, tmp_path):
-    out, page = _run("06_collection_comparison", surface_database, tmp_path)
+@pytest.mark.parametrize("name", ["06_collection_comparison"])
+def test_collection_comparison_notebook_falls_back_on_the_snapshot(built_reports, name):
+    # The run of `make figures` from the snapshot's database (conftest.built_runs), which other tests read too.
+    out, page = (
+        built_reports / "figures" / name,
+        (built_reports / "reports" / f"{name}.html").read_text(encoding="utf-8"),
+    )
     assert "has no answers in this database" in page and "Compared instead" in page
     by_language = pl.read_csv(out / "tests_by_language.csv")
     assert set(by_language["group_a"]) == {"culturally specific"} and set(by_language["group_b"]) == {

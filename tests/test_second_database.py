@@ -19,6 +19,7 @@ SOURCES = [
     "r-packages.csv",
     "data/calmqa-manifest.csv",
     "data/calmqa-languages.csv",
+    "data/calmqa-language-identification.csv",
     "data/calmqa-expected-counts.csv",
     "data/paper/items.csv",
     "docs/methods.md",

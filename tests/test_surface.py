@@ -41,14 +41,14 @@ def test_cld2_gives_up_on_text_without_language():
 
 def test_hebrew_from_cld2_is_normalised_to_he():
     # Russian is a CLD2 language: a Hebrew answer to a Russian question goes through CLD2, which says `iw`.
-    (verdict,) = Identifier().identify([HEBREW], ["Russian"])
+    (verdict,) = Identifier().identify([HEBREW], ["Russian"], ["cld2"])
     assert verdict.engine.startswith("cld2")
     assert verdict.code == "iw"
     assert verdict.language == "he"
 
 
 def test_unreliable_cld2_verdict_falls_back_to_langid():
-    (verdict,) = Identifier().identify(["12345 67890"], ["Afar"])
+    (verdict,) = Identifier().identify(["12345 67890"], ["Afar"], ["cld2"])
     assert verdict.engine == "langid-batch"
     assert "cld2" in verdict.raw and "langid" in verdict.raw
 
@@ -56,7 +56,7 @@ def test_unreliable_cld2_verdict_falls_back_to_langid():
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["langid-batch", "langid", "py3langid"])
 def test_langid_engines_identify_clear_texts(engine):
-    verdicts = Identifier(engine).identify([ENGLISH, GERMAN, HEBREW], ["English", "German", "Hebrew"])
+    verdicts = Identifier(engine).identify([ENGLISH, GERMAN, HEBREW], ["English", "German", "Hebrew"], ["langid"] * 3)
     assert [v.language for v in verdicts] == ["en", "de", "he"]
     assert {v.engine for v in verdicts} == {engine}
 
@@ -169,6 +169,7 @@ def test_verdicts_for_provider_errors_unreliable_and_repetitive_answers():
             "language": ["English", "Papiamento", "German", "English", "German"],
             "iso_code": ["en", "pap", "de", "en", "de"],
             "identified": [True, False, True, True, True],
+            "detector": ["langid"] * 5,
         }
     )
     verdicts = surface.surface_verdicts(answers, PROVIDER_ERROR_CODES, processes=1, progress=False)
@@ -220,7 +221,8 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
         assert clean["status"] is None and clean[metric] == (0.0 if metric == "pct_repetition" else 100.0)
         # A share of 100% or 0% still has an interval of some width.
         assert clean["ci_low"] < clean["ci_high"]
-        if metric in surface_tables.LANGUAGE_DEPENDENT:
+        # (the language verdict's share and the share without surface issues need the language verdict)
+        if metric in ("pct_correct_language", "pct_surface_ok"):
             assert kirundi["status"] == surface_tables.NOT_IDENTIFIED and kirundi[metric] is None
         else:
             assert kirundi["status"] is None and kirundi[metric] == 20.0

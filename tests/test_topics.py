@@ -10,7 +10,7 @@ import pytest
 from orders import CALMQA_ORDERS
 
 from analysis.analyses import topics
-from analysis.viz import charts
+from analysis.viz import topic_charts
 
 
 def counts_frame(rows: list[tuple[str, str, int]]) -> pl.DataFrame:
@@ -202,7 +202,7 @@ def test_unknown_grouping_column_is_an_error(con):
 def test_heatmap_has_both_values_in_the_tooltip():
     frame = counts_frame([("A", "x", 1), ("B", "x", 1), ("B", "y", 3)])
     similarity = topics.similarity_table(topics.Distributions.from_counts(frame, "language"))
-    spec = charts.similarity_heatmap(similarity, ["B", "A"], "language", None).to_dict()
+    spec = topic_charts.similarity_heatmap(similarity, ["B", "A"], "language", None).to_dict()
     tooltip_fields = {t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]}
     assert {"group_a", "group_b", "bc", "hellinger"} <= tooltip_fields
     assert spec["layer"][1]["encoding"]["text"]["format"] == ".2f"

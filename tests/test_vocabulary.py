@@ -9,7 +9,7 @@ from orders import CALMQA_ORDERS, PAPER_MODELS, calmqa_orders
 
 from analysis.analyses import dimensions, scores
 from analysis.io.calmqa import MODELS
-from analysis.viz import charts, theme
+from analysis.viz import surface_charts, theme
 
 
 def test_in_order_sorts_by_the_vocabulary_and_puts_unknown_values_last():
@@ -83,7 +83,7 @@ def _surface_cells(metric: str) -> tuple[pl.DataFrame, dimensions.Orders]:
 )
 def test_surface_heatmaps_say_which_end_is_good_on_a_0_to_100_scale_with_the_divider(metric, better, scheme):
     cells, orders = _surface_cells(metric)
-    spec = charts.surface_heatmap(cells, metric, orders).to_dict()
+    spec = surface_charts.surface_heatmap(cells, metric, orders).to_dict()
     colour = _layers(spec)[0]["encoding"]["color"]
     assert better in colour["title"]
     assert colour["scale"]["scheme"] == scheme and colour["scale"]["domain"] == [0, 100]
@@ -98,7 +98,10 @@ def test_repetition_and_correct_language_look_different():
     assert theme.SCHEMES["higher"] != theme.SCHEMES["lower"]
     from analysis.analyses import surface
 
-    assert surface.BETTER["pct_correct_language"] == "higher" and surface.BETTER["pct_repetition"] == "lower"
+    assert (
+        surface.METRICS["pct_correct_language"].better == "higher"
+        and surface.METRICS["pct_repetition"].better == "lower"
+    )
 
 
 def test_score_caveats_are_computed_from_the_answers():

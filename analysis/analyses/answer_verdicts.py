@@ -13,19 +13,15 @@ from ..stats import intervals
 from . import dimensions, human_evaluation, surface
 
 ENGLISH_SQL = f"""
-SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
-       {dimensions.is_unreliable()} AS unreliable,
+SELECT s.display_name AS model, s.language, s.question_type, s.resource_level,
+       {dimensions.is_unreliable("s.language")} AS unreliable,
        count(*) AS n_answers,
        count(s.detected_language) FILTER (NOT s.provider_error) AS n_with_language,
        count(*) FILTER (s.detected_language = 'en' AND NOT s.provider_error) AS n_english
-FROM answer_surface s
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN languages l ON l.language = q.language
-JOIN models m ON m.model = a.model
-WHERE q.language <> 'English' AND {dimensions.from_release()}
+FROM surface_answers s
+WHERE s.language <> 'English' AND {dimensions.SURFACE_FROM_RELEASE}
 GROUP BY ALL
-ORDER BY model, l.resource_level, q.language, q.question_type
+ORDER BY model, any_value(s.language_position), s.question_type
 """
 
 
@@ -37,12 +33,7 @@ def english_answer_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     says which."""
     labels = dimensions.language_labels(con)
     cells = con.sql(ENGLISH_SQL).pl().with_columns(language_label=pl.col("language").replace_strict(labels))
-    status = (
-        pl.when(pl.col("n_with_language") == 0)
-        .then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
-        .when(pl.col("unreliable"))
-        .then(pl.lit(surface.NOT_IDENTIFIED))
-    )
+    status = surface.cell_status(pl.col("n_with_language") == 0, pl.col("unreliable"))
     shown = pl.col("status").is_null()
     cells = cells.with_columns(status=status).with_columns(
         pct_english=pl.when(shown).then((100 * pl.col("n_english") / pl.col("n_with_language")).round(1))

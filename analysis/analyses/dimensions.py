@@ -28,12 +28,14 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import polars as pl
 
+from ..schema import NO_SURFACE_ISSUE
+
 UNRELIABLE_MARK = " †"
 BEYOND_PAPER_MARK = " ‡"
 # Over `answer_surface s`: the language verdict, and the verdict of no surface issue, with the raw
 # verdict standing in where the language cannot be identified reliably.
 LANGUAGE_CORRECT_OR_RAW = "coalesce(s.language_correct, s.language_match)"
-SURFACE_OK_OR_RAW = "coalesce(s.surface_ok, NOT s.provider_error AND NOT s.repetition AND s.language_match)"
+SURFACE_OK_OR_RAW = NO_SURFACE_ISSUE("s.provider_error", "s.repetition", LANGUAGE_CORRECT_OR_RAW)
 # The grouping columns whose values `dimension_values` orders and labels.
 DIMENSIONS = ("question_type", "collection", "resource_level")
 # A model x language chart draws this many models at most, so that its rows stay legible however many are
@@ -42,12 +44,16 @@ DIMENSIONS = ("question_type", "collection", "resource_level")
 MAX_DRAWN_MODELS = 20
 
 
-def from_release(alias: str = "q") -> str:
+def from_release(alias: str = "q", column: str = "import_position") -> str:
     """SQL: the row of the table `alias` (questions, answers or models) is the release's, not imported
-    (`import_position`). The paper's tables and figures are computed over the release's questions, so
+    (`import_position`, or the `column` that holds it: `question_import_position` of `surface_answers`). The paper's tables and figures are computed over the release's questions, so
     that an import never changes a number the paper prints: imported models add rows of their own, and
     imported questions count only where a report says so (06's comparison of collections)."""
-    return f"{alias + '.' if alias else ''}import_position IS NULL"
+    return f"{alias + '.' if alias else ''}{column} IS NULL"
+
+
+# Over `surface_answers s`: the answer's question is the release's.
+SURFACE_FROM_RELEASE = from_release("s", "question_import_position")
 
 
 def is_unreliable(language: str = "q.language") -> str:
@@ -68,8 +74,8 @@ SELECT l.language, l.resource_level, l.identified,
        NOT l.identified AND l.language IN (SELECT a.language FROM answer_language_all i JOIN answers a USING (answer_id)
                                            WHERE i.engine = 'ngram') AS engine_judged
 FROM languages l
-LEFT JOIN dimension_values d ON d.dimension = 'resource_level' AND d.value = l.resource_level
-ORDER BY d.position NULLS LAST, l.language
+JOIN language_order o USING (language)
+ORDER BY o.position
 """
 
 

@@ -5,19 +5,17 @@ rates with every language identified, and how the verdicts changed for the four 
 import duckdb
 import polars as pl
 
+from ..schema import NO_SURFACE_ISSUE
 from . import dimensions, surface
 
 # Per model, language and question type: the counts that need a language verdict, from this table.
 LANGUAGE_COUNTS_SQL = f"""
-SELECT m.display_name AS model, q.language, q.question_type,
-       count(*) FILTER (i.language_correct) AS n_correct_language,
-       count(*) FILTER (NOT s.provider_error AND NOT s.repetition AND i.language_correct) AS n_surface_ok
+SELECT s.display_name AS model, s.language, s.question_type,
+       count(*) FILTER (i.all_languages_correct) AS n_correct_language,
+       count(*) FILTER ({NO_SURFACE_ISSUE("s.provider_error", "s.repetition", "i.all_languages_correct")}) AS n_surface_ok
 FROM answer_language_all i
-JOIN answer_surface s USING (answer_id)
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN models m ON m.model = a.model
-WHERE {dimensions.from_release()}
+JOIN surface_answers s USING (answer_id)
+WHERE {dimensions.SURFACE_FROM_RELEASE}
 GROUP BY ALL
 """
 
@@ -47,9 +45,9 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         )
     )
     shares = {
-        metric: pl.when(pl.col(denominator) > 0).then(100 * pl.col(count) / pl.col(denominator)).alias(metric)
-        for metric, (count, denominator) in surface.METRIC_COUNTS.items()
-        if metric in surface.LANGUAGE_DEPENDENT
+        key: pl.when(pl.col(m.denominator.name) > 0).then(100 * pl.col(m.count) / pl.col(m.denominator.name))
+        for key, m in surface.METRICS.items()
+        if m.needs_language
     }
     return rates.with_columns(**shares)
 
@@ -81,15 +79,13 @@ def output_name(name: str, identification: str = "paper") -> str:
 
 
 VERDICT_CHANGES_SQL = f"""
-SELECT q.language, s.detected_language AS paper_verdict, i.detected_language AS new_verdict,
-       i.language_correct AS in_question_language, count(*) AS n_answers
+SELECT s.language, s.detected_language AS paper_verdict, i.detected_language AS new_verdict,
+       i.all_languages_correct AS in_question_language, count(*) AS n_answers
 FROM answer_language_all i
-JOIN answer_surface s USING (answer_id)
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-WHERE {dimensions.is_unreliable()} AND i.detected_language IS NOT NULL
+JOIN surface_answers s USING (answer_id)
+WHERE {dimensions.is_unreliable("s.language")} AND i.detected_language IS NOT NULL
 GROUP BY ALL
-ORDER BY q.language, n_answers DESC, paper_verdict, new_verdict
+ORDER BY s.language, n_answers DESC, paper_verdict, new_verdict
 """
 
 

@@ -268,13 +268,12 @@ def engine_titles(meta: dict) -> pl.DataFrame:
 
 RATED_SQL = f"""
 SELECT r.rating_id, q.language, m.display_name AS model, r.level AS annotator_label,
-       s.detected_language AS paper_verdict, s.detected_language = l.iso_code AS paper_correct,
-       i.detected_language AS new_verdict, round(i.ngram_margin, 3) AS ngram_margin, i.language_correct AS new_correct, a.text
+       s.detected_language AS paper_verdict, s.detected_language = s.iso_code AS paper_correct,
+       i.detected_language AS new_verdict, round(i.ngram_margin, 3) AS ngram_margin, i.all_languages_correct AS new_correct, a.text
 FROM ratings r
 JOIN questions q ON q.question_id = r.question_id
-JOIN languages l ON l.language = q.language
 JOIN answer_language_all i USING (answer_id)
-JOIN answer_surface s USING (answer_id)
+JOIN surface_answers s USING (answer_id)
 JOIN answers a USING (answer_id)
 JOIN models m ON m.model = r.model
 WHERE r.criterion = 'language_correct' AND {dimensions.is_unreliable("q.language")}

@@ -33,15 +33,11 @@ ORDER BY mv.metric, a.answer_id
 # The surface verdict as a 0/1 value per answer, compared between collections beside the metrics.
 SURFACE_OK = "no_surface_issue"
 SURFACE_SQL = f"""
-SELECT a.answer_id, m.display_name AS model, q.language, q.question_type, q.collection, l.resource_level,
+SELECT s.answer_id, s.display_name AS model, s.language, s.question_type, s.collection, s.resource_level,
        '{SURFACE_OK}' AS metric, CAST(s.surface_ok AS DOUBLE) AS value
-FROM answer_surface s
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN languages l ON l.language = q.language
-JOIN models m ON m.model = a.model
-WHERE l.identified AND s.surface_ok IS NOT NULL
-ORDER BY a.answer_id
+FROM surface_answers s
+WHERE s.identified AND s.surface_ok IS NOT NULL
+ORDER BY s.answer_id
 """
 
 
@@ -205,14 +201,7 @@ def collection_tests(compared: pl.DataFrame, orders: dimensions.Orders) -> pl.Da
         "language": pl.String,
         "collection_a": pl.String,
         "collection_b": pl.String,
-        "n_a": pl.Int64,
-        "n_b": pl.Int64,
-        "mean_a": pl.Float64,
-        "mean_b": pl.Float64,
-        "test": pl.String,
-        "difference": pl.Float64,
-        "ks_d": pl.Float64,
-        "p_value": pl.Float64,
+        **comparisons.RESULT_SCHEMA,
     }
     table = pl.DataFrame(rows, schema=schema)
     return table.with_columns(p_holm=pl.Series(holm(table["p_value"].to_numpy()), dtype=pl.Float64))

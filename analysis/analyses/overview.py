@@ -12,7 +12,7 @@ import polars as pl
 
 from ..core.text import inert
 from ..io import paper
-from . import dimensions, topics
+from . import dimensions, question_selection
 
 # The counts are of the study's (the release's) questions: imported ones, of any collection, left out.
 RELEASE, RELEASE_QUESTION = dimensions.from_release(""), dimensions.from_release("q")
@@ -21,7 +21,7 @@ RELEASE, RELEASE_QUESTION = dimensions.from_release(""), dimensions.from_release
 def selection(paper: str | None) -> tuple[str | None, str | None]:
     """(question type, collection) of the questions whose topics the overview counts: the paper's
     human-collected culturally specific questions for the paper's study, every question otherwise."""
-    return topics.selection("default", "default", paper)
+    return question_selection.selection("default", "default", paper)
 
 
 QUESTION_COUNTS_SQL = """
@@ -119,7 +119,7 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
     n = dict(lengths.group_by("question_type").agg(pl.col("n_questions").sum()).iter_rows())
     kinds = [kind for kind in orders.question_types if n.get(kind)]
     by_kind = " and ".join(f"{n[kind]:,} {orders.question_type_labels[kind]}" for kind in kinds)
-    what = inert(topics.describe_selection(question_type, collection, orders))  # Markdown
+    what = inert(question_selection.describe_selection(question_type, collection, orders))  # Markdown
     chosen = lengths.filter(pl.col("question_type") == question_type) if question_type else lengths
     per_language = chosen.group_by("language").agg(pl.col("n_questions").sum())
     largest = per_language.sort("n_questions", "language", descending=[True, False]).row(0, named=True)

@@ -7,6 +7,7 @@ without auto-collected questions, notebook 06 compares other groups of answers t
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -17,6 +18,14 @@ from ..io.paper import PAPER_PAGES, PAPERS, load_items  # noqa: F401 - notebook 
 # The paper's heatmap of each per-answer score (`scores.SCORES`) and of each surface metric (`surface.METRICS`).
 SCORE_FIGURES = {"s": "Figure 2", "s_surf": "Figure 9", "s_fact": "Figure 10", "s_rel": "Figure 11"}
 SURFACE_FIGURES = {"pct_correct_language": "Figure 13", "pct_repetition": "Figure 14", "pct_surface_ok": "Figure 9"}
+
+
+def beyond_surface_figures(metrics: Iterable[str]) -> list[str]:
+    """The surface metrics (keys of `schema.SURFACE_METRICS`) that are none of the paper's figures:
+    notebook 03 draws them after Figures 13, 14 and 9."""
+    return [metric for metric in metrics if metric not in SURFACE_FIGURES]
+
+
 # The model x language heatmaps whose culturally agnostic panel the paper draws first (on the left: their
 # captions say so); the captions of the others (Figures 13, 14, 16) name culturally specific questions
 # first, the adapter's order (`io.calmqa.QUESTION_TYPES`).

@@ -23,6 +23,7 @@ import polars as pl
 from .. import store
 from ..core.scalars import number
 from ..core.text import inert
+from ..schema import SCORE_LIST, SCORE_SHORT
 from ..stats import comparisons, intervals
 from . import dimensions, surface
 
@@ -34,25 +35,10 @@ MIN_METRICS_COVERAGE = 0.9
 TOO_FEW_ANSWERS = "too few answers"
 TOO_FEW_METRICS = "too few metrics"
 
-# Per-answer score columns, in the order they are reported, with their titles (cells show them x 100).
-SCORES = {
-    "s_surf": "% without surface issues (S_surf)",
-    "s_fact": "factuality (S_fact)",
-    "s_rel": "% relevant (S_rel)",
-    "s": "overall score S",
-}
-# Their names on a colour legend.
-SCORE_SHORT = {"s_surf": "S_surf", "s_fact": "S_fact", "s_rel": "S_rel", "s": "S"}
-# Scores that are 0/1 per answer: their cells are shares, with Wilson intervals (`stats.intervals`);
-# the others get the bootstrap interval of their mean.
-SHARE_SCORES = frozenset({"s_surf", "s_rel"})
-# How the summaries name each score; every value is printed x 100.
-SCORE_WORDS = {
-    "s_surf": "S_surf (the % of answers without surface issues)",
-    "s_fact": "the mean S_fact (x 100)",
-    "s_rel": "S_rel (the % of answers judged relevant)",
-    "s": "the mean overall score S (x 100)",
-}
+
+SCORES = {score.column: score.title for score in SCORE_LIST}
+SHARE_SCORES = frozenset(score.column for score in SCORE_LIST if score.share)
+SCORE_WORDS = {score.column: score.words for score in SCORE_LIST}
 METRICS_HOWTO = (
     "Import them into a copy of the database with `make import-metrics FILE=metrics.csv DB=...` (a CSV or "
     "JSONL file keyed by the upstream answer name, `answer`, or by `question`, `language` and `model`, with "
@@ -62,21 +48,18 @@ METRICS_HOWTO = (
 )
 
 ANSWERS_SQL = f"""
-SELECT a.answer_id, m.display_name AS model, q.language, q.question_type, q.collection, q.category,
-       l.resource_level, {dimensions.is_unreliable()} AS unreliable,
+SELECT s.answer_id, s.display_name AS model, s.language, s.question_type, s.collection, q.category,
+       s.resource_level, {dimensions.is_unreliable("s.language")} AS unreliable,
        -- Unreliable languages keep their raw language verdict (analyses/dimensions.py): shown marked in
        -- the heatmaps, left out of aggregates by default.
        {dimensions.SURFACE_OK_OR_RAW} AS surface_ok,
-       s.provider_error, a.n_bytes,
+       s.provider_error, s.n_bytes,
        am.n_claims, am.n_supported, am.relevant
-FROM answer_surface s
-JOIN answers a USING (answer_id)
+FROM surface_answers s
 JOIN questions q USING (question_id)
-JOIN languages l ON l.language = q.language
-JOIN models m ON m.model = a.model
 LEFT JOIN answer_metrics am USING (answer_id)
 WHERE {{questions}}
-ORDER BY a.answer_id
+ORDER BY s.answer_id
 """
 
 
@@ -171,13 +154,7 @@ def score_cells(
     if "language" in by:
         errors = answers.group_by(by).agg(pl.col("provider_error").all().alias("all_provider_errors"))
         cells = cells.join(errors, on=by)
-        status = (
-            pl.when(pl.col("all_provider_errors"))
-            .then(pl.lit(surface.PROVIDER_ERRORS_ONLY))
-            .when(pl.col("unreliable"))
-            .then(pl.lit(surface.NOT_IDENTIFIED))
-            .otherwise(status)
-        )
+        status = surface.cell_status(pl.col("all_provider_errors"), pl.col("unreliable"), status)
     cells = cells.with_columns(status=status).with_columns(
         [pl.when(pl.col("status").is_null()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
     )
@@ -547,16 +524,6 @@ def _test_row(a: np.ndarray, b: np.ndarray, value: str) -> dict:
 TESTS = {
     value: "Fisher's exact test" if value in SHARE_SCORES else "two-sample Kolmogorov-Smirnov test" for value in SCORES
 }
-_TEST_SCHEMA = {
-    "n_a": pl.Int64,
-    "n_b": pl.Int64,
-    "mean_a": pl.Float64,
-    "mean_b": pl.Float64,
-    "test": pl.String,
-    "difference": pl.Float64,
-    "ks_d": pl.Float64,
-    "p_value": pl.Float64,
-}
 
 
 def _samples(answers: pl.DataFrame, spec: dict, value: str) -> pl.DataFrame:
@@ -566,14 +533,20 @@ def _samples(answers: pl.DataFrame, spec: dict, value: str) -> pl.DataFrame:
     return answers.filter(group_filter(spec) & pl.col(value).is_not_null() & ~pl.col("unreliable"))
 
 
-def comparison_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], value: str) -> pl.DataFrame:
+def comparison_by_language(
+    answers: pl.DataFrame, groups: tuple[dict, dict], value: str, orders: dimensions.Orders
+) -> pl.DataFrame:
     """Per language: the test of the per-answer `value` of the two groups (`TESTS`: Fisher's exact test
     for a 0/1 score, the two-sided two-sample KS test otherwise), with both sample sizes, both means (x
     100), their difference, KS's D and the p value; all null but the sizes when a group has no answers
     in that language, and for a language that cannot be identified (`note` says so: no test runs on
     verdicts that do not exist)."""
     a, b = (_samples(answers, g, value) for g in groups)
-    languages = answers.select("resource_level", "language", "unreliable").unique().sort("resource_level", "language")
+    languages = dimensions.in_order(
+        answers.select("resource_level", "language", "unreliable").unique(),
+        ["resource_level", "language"],
+        orders=orders,
+    )
     rows = [
         _test_row(
             a.filter(pl.col("language") == language)[value].to_numpy(),
@@ -582,7 +555,7 @@ def comparison_by_language(answers: pl.DataFrame, groups: tuple[dict, dict], val
         )
         for language in languages["language"]
     ]
-    return pl.concat([languages, pl.DataFrame(rows, schema=_TEST_SCHEMA)], how="horizontal").with_columns(
+    return pl.concat([languages, pl.DataFrame(rows, schema=comparisons.RESULT_SCHEMA)], how="horizontal").with_columns(
         group_a=pl.lit(group_label(groups[0])),
         group_b=pl.lit(group_label(groups[1])),
         note=pl.when(pl.col("unreliable")).then(pl.lit(f"{surface.NOT_IDENTIFIED}: no verdicts, no test")),
@@ -621,7 +594,8 @@ def comparison_aggregate(
         )
     )
     return pl.concat(
-        [pl.DataFrame({"model": [*models, ALL_MODELS]}), pl.DataFrame(rows, schema=_TEST_SCHEMA)], how="horizontal"
+        [pl.DataFrame({"model": [*models, ALL_MODELS]}), pl.DataFrame(rows, schema=comparisons.RESULT_SCHEMA)],
+        how="horizontal",
     ).with_columns(
         resource_level=pl.lit(resource_level),
         group_a=pl.lit(group_label(groups[0])),

@@ -13,49 +13,52 @@ import polars as pl
 from ..core.scalars import number
 from ..core.text import inert
 from ..io import paper, tokenizer_ranks
+from ..schema import ANSWERED, SURFACE_METRICS
 from ..stats import comparisons, intervals
 from . import dimensions, paper_check
 
+# Where the language cannot be identified reliably the verdicts that need it are unknown (NULL): the rates
+# count the detector's raw verdict in their place. The cells show such languages as not identified, and
+# aggregates take them only when asked to (exclude_unreliable = false).
+RAW_VERDICTS = {"language_correct": dimensions.LANGUAGE_CORRECT_OR_RAW, "surface_ok": dimensions.SURFACE_OK_OR_RAW}
+# The surface metrics (`schema.SURFACE_METRICS`: title, better end, denominator...) by their key.
+METRICS = {metric.key: metric for metric in SURFACE_METRICS}
+# Metrics that need a language verdict, which the unreliable languages do not get, in METRICS' order.
+LANGUAGE_METRICS = tuple(key for key, metric in METRICS.items() if metric.needs_language)
+# Each metric counts the answers of its denominator whose verdict is true.
+_COUNTS = ",\n       ".join(
+    f"count(*) FILTER ({m.denominator.sql} AND {RAW_VERDICTS.get(m.column, 's.' + m.column)}) AS {m.count}"
+    for m in METRICS.values()
+)
 RATES_SQL = f"""
-SELECT m.display_name AS model, q.language, q.question_type, l.resource_level,
-       {dimensions.is_unreliable()} AS unreliable,
+SELECT s.display_name AS model, s.language, s.question_type, s.resource_level,
+       {dimensions.is_unreliable("s.language")} AS unreliable,
        count(*) AS n_answers,
        count(*) FILTER (s.provider_error) AS n_provider_errors,
-       count(*) FILTER (NOT s.provider_error) AS n_answered,
-       -- Unreliable languages keep their raw verdict here: the cells show them as not identified, and
-       -- aggregates take them only when asked to (exclude_unreliable = false).
-       count(*) FILTER ({dimensions.LANGUAGE_CORRECT_OR_RAW}) AS n_correct_language,
-       count(*) FILTER (s.repetition) AS n_repetition,
-       count(*) FILTER ({dimensions.SURFACE_OK_OR_RAW}) AS n_surface_ok
-FROM answer_surface s
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN languages l ON l.language = q.language
-JOIN models m ON m.model = a.model
-WHERE {dimensions.from_release()}
+       count(*) FILTER ({ANSWERED.sql}) AS {ANSWERED.name},
+       {_COUNTS}
+FROM surface_answers s
+WHERE {dimensions.SURFACE_FROM_RELEASE}
 GROUP BY ALL
-ORDER BY model, l.resource_level, q.language, q.question_type
+ORDER BY model, any_value(s.language_position), s.question_type
 """
-# Each heatmap metric: its title, the count it is a share of and the denominator. A provider error is
-# neither in the wrong language nor repetitive, so those two shares are of the answers the provider
-# gave; it is a surface issue, so the clean share is of all answers.
-METRICS = {
-    "pct_correct_language": "% in the correct language",
-    "pct_repetition": "% with repetitions",
-    "pct_surface_ok": "% without surface issues",
-}
-# Which end of each metric is good: the legend of its heatmap says so, in a colour scheme of its own.
-BETTER = {"pct_correct_language": "higher", "pct_repetition": "lower", "pct_surface_ok": "higher"}
-METRIC_COUNTS = {
-    "pct_correct_language": ("n_correct_language", "n_answered"),
-    "pct_repetition": ("n_repetition", "n_answered"),
-    "pct_surface_ok": ("n_surface_ok", "n_answers"),
-}
-# Metrics that need a language verdict, which the unreliable languages do not get, in METRICS' order.
-LANGUAGE_METRICS = ("pct_correct_language", "pct_surface_ok")
-LANGUAGE_DEPENDENT = frozenset(LANGUAGE_METRICS)
+# Why a heatmap cell has no value (`cell_status`).
 PROVIDER_ERRORS_ONLY = "provider errors only"
 NOT_IDENTIFIED = "language not identified"
+
+
+def cell_status(provider_errors_only: pl.Expr, not_identified: pl.Expr, otherwise: pl.Expr | None = None) -> pl.Expr:
+    """The status of a heatmap cell, null where it shows its value: the rule of every heatmap of the
+    reports (surface metrics, scores, verdicts) and of the explorer. No answer to judge comes first (every
+    answer of the cell is a provider error), then a language that is not identified (for a value that
+    needs the language verdict), then `otherwise`, a reason of the heatmap's own (too few answers)."""
+    return (
+        pl.when(provider_errors_only)
+        .then(pl.lit(PROVIDER_ERRORS_ONLY))
+        .when(not_identified)
+        .then(pl.lit(NOT_IDENTIFIED))
+        .otherwise(pl.lit(None, dtype=pl.String) if otherwise is None else otherwise)
+    )
 
 
 def _share(count: str, denominator: str) -> pl.Expr:
@@ -71,23 +74,19 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return rates.with_columns(
         language_label=pl.col("language").replace_strict(labels),
         pct_provider_errors=_share("n_provider_errors", "n_answers"),
-        **{metric: _share(count, denominator) for metric, (count, denominator) in METRIC_COUNTS.items()},
+        **{key: _share(m.count, m.denominator.name) for key, m in METRICS.items()},
     )
 
 
 def metric_cells(rates: pl.DataFrame, metric: str, orders: dimensions.Orders) -> pl.DataFrame:
-    """The heatmap cells of one metric: the share (one decimal) with its 95% Wilson interval, and a
-    `status` where the cell has no share to colour: `provider errors only` (no answer to judge) or
-    `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
-    count, denominator = METRIC_COUNTS[metric]
-    status = (
-        pl.when(pl.col("n_answered") == 0)
-        .then(pl.lit(PROVIDER_ERRORS_ONLY))
-        .when(pl.col("unreliable") & pl.lit(metric in LANGUAGE_DEPENDENT))
-        .then(pl.lit(NOT_IDENTIFIED))
-    )
+    """The heatmap cells of one metric: the share (to its decimals) with its 95% Wilson interval, and a
+    `status` where the cell has no share to colour (`cell_status`): `provider errors only` (no answer to
+    judge) or `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
+    spec = METRICS[metric]
+    count, denominator = spec.count, spec.denominator.name
+    status = cell_status(pl.col("n_answered") == 0, pl.col("unreliable") & pl.lit(spec.needs_language))
     by = ["model", "language", "question_type"]
-    cells = intervals.with_wilson(rates, count, denominator, decimals=1).with_columns(
+    cells = intervals.with_wilson(rates, count, denominator, decimals=spec.decimals).with_columns(
         _share(count, denominator).alias(metric), status=status
     )
     blank = pl.col("status").is_not_null()
@@ -95,7 +94,7 @@ def metric_cells(rates: pl.DataFrame, metric: str, orders: dimensions.Orders) ->
         cells.with_columns(
             [pl.when(blank).then(None).otherwise(pl.col(c)).alias(c) for c in (metric, "ci_low", "ci_high")]
         )
-        .with_columns(pl.col(metric).round(1))
+        .with_columns(pl.col(metric).round(spec.decimals))
         .select(
             *by,
             "language_label",
@@ -114,15 +113,12 @@ def metric_cells(rates: pl.DataFrame, metric: str, orders: dimensions.Orders) ->
 def rates_by_model(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreliable: bool = True) -> pl.DataFrame:
     """Micro-averaged shares per model and question type (answers pooled over languages), one decimal."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
-    counts = ["n_answers", "n_answered", "n_provider_errors", *(c for c, _ in METRIC_COUNTS.values())]
+    counts = ["n_answers", "n_answered", "n_provider_errors", *(m.count for m in METRICS.values())]
     return (
         kept.group_by("model", "question_type")
         .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
         .with_columns(
-            *[
-                _share(count, denominator).round(1).alias(metric)
-                for metric, (count, denominator) in METRIC_COUNTS.items()
-            ],
+            *[_share(m.count, m.denominator.name).round(m.decimals).alias(key) for key, m in METRICS.items()],
             pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
             # Section 3 speaks of the share with a surface issue (provider errors included).
             pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1),
@@ -146,17 +142,14 @@ def rates_by_model(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unrel
 # Per code: one count column `n_<code>` for each of the study's provider error codes (CaLMQA: Gemini's
 # `OTHER`, `SAFETY`, `RECITATION`), then the empty answers.
 PROVIDER_ERRORS_SQL = f"""
-SELECT m.display_name AS model, q.language, q.question_type,
-       {dimensions.is_unreliable()} AS unreliable,
+SELECT s.display_name AS model, s.language, s.question_type,
+       {dimensions.is_unreliable("s.language")} AS unreliable,
        count(*) AS n_answers,
        count(*) FILTER (s.provider_error) AS n_provider_errors,
        {{code_counts}}
        count(*) FILTER (s.provider_error_code = 'empty') AS n_empty
-FROM answer_surface s
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN models m ON m.model = a.model
-WHERE {dimensions.from_release()}
+FROM surface_answers s
+WHERE {dimensions.SURFACE_FROM_RELEASE}
 GROUP BY ALL
 """
 
@@ -224,25 +217,27 @@ def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 QUESTION_ACCURACY_SQL = f"""
 WITH detected AS (
-    SELECT q.language, q.question_type, l.resource_level, l.iso_code, i.detected_language, i.language_correct
+    SELECT q.language, q.question_type, l.resource_level, l.iso_code, o.position AS language_position,
+           i.detected_language, i.identified_correctly
     FROM question_language_id i JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+    JOIN language_order o ON o.language = q.language
     WHERE {dimensions.from_release()}
 ), wrong AS (
     SELECT language, detected_language, count(*) AS n
-    FROM detected WHERE NOT language_correct AND question_type = $question_type GROUP BY ALL
+    FROM detected WHERE NOT identified_correctly AND question_type = $question_type GROUP BY ALL
 )
 SELECT d.resource_level, d.language, d.iso_code,
        {dimensions.is_unreliable("d.language")} AS unreliable,
        count(*) FILTER (d.question_type = $question_type) AS n_questions,
-       count(*) FILTER (d.question_type = $question_type AND d.language_correct) AS n_identified,
+       count(*) FILTER (d.question_type = $question_type AND d.identified_correctly) AS n_identified,
        round(100 * n_identified / n_questions, 2) AS pct_identified,
        count(*) AS n_questions_all_types,
-       round(100 * avg(d.language_correct::INT), 2) AS pct_identified_all_types,
+       round(100 * avg(d.identified_correctly::INT), 2) AS pct_identified_all_types,
        (SELECT string_agg(w.detected_language || ' (' || w.n || ')', ', ' ORDER BY w.n DESC, w.detected_language)
         FROM wrong w WHERE w.language = d.language) AS detected_instead
 FROM detected d
 GROUP BY d.resource_level, d.language, d.iso_code
-ORDER BY d.resource_level, d.language
+ORDER BY any_value(d.language_position)
 """
 TABLE13_QUESTION_TYPE = "specific"
 
@@ -344,10 +339,10 @@ INDICATORS = {
 # than English, where an apology word is a sign of failure rather than ordinary English. Its shares of
 # "responses" of a model are over the answers to culturally specific questions.
 PAPER_INDICATOR_SCOPES = {
-    "low-resource languages": "l.resource_level = 'low'",
-    "high-resource languages": "l.resource_level = 'high'",
-    "high-resource languages other than English": "l.resource_level = 'high' AND q.language <> 'English'",
-    "culturally specific questions": "q.question_type = 'specific'",
+    "low-resource languages": "s.resource_level = 'low'",
+    "high-resource languages": "s.resource_level = 'high'",
+    "high-resource languages other than English": "s.resource_level = 'high' AND s.language <> 'English'",
+    "culturally specific questions": "s.question_type = 'specific'",
     "all answers": "true",
 }
 
@@ -360,24 +355,20 @@ def indicator_scopes(con: duckdb.DuckDBPyConnection, paper: str | None) -> dict[
         return PAPER_INDICATOR_SCOPES
     orders = dimensions.Orders.of(con)
     scopes = {
-        orders.level_title(level): f"l.resource_level = {duckdb_literal(level)}" for level in orders.resource_levels
+        orders.level_title(level): f"s.resource_level = {duckdb_literal(level)}" for level in orders.resource_levels
     }
     scopes |= {
-        f"{orders.question_type_labels[kind]} questions": f"q.question_type = {duckdb_literal(kind)}"
+        f"{orders.question_type_labels[kind]} questions": f"s.question_type = {duckdb_literal(kind)}"
         for kind in orders.question_types
     }
     return scopes | {"all answers": "true"}
 
 
 INDICATORS_SQL = f"""
-SELECT m.display_name AS model, {{scope_sql}} AS scope, count(*) AS n_answers,
+SELECT s.display_name AS model, {{scope_sql}} AS scope, count(*) AS n_answers,
        {{counts}}
-FROM answer_surface s
-JOIN answers a USING (answer_id)
-JOIN questions q USING (question_id)
-JOIN languages l ON l.language = q.language
-JOIN models m ON m.model = a.model
-WHERE {{where}} AND {dimensions.from_release()}
+FROM surface_answers s
+WHERE {{where}} AND {dimensions.SURFACE_FROM_RELEASE}
 GROUP BY ALL
 """
 

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 from ..core.scalars import number
 from ..core.text import inert
 from . import dimensions
+from .question_selection import FIGURE6_SELECTION, describe_selection
 
 ORDERINGS = ("resource", "cluster")
 
@@ -90,14 +91,6 @@ def _grouping_columns(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
         columns.setdefault(column, "q" if table == "questions" else "l")
     columns.pop("category", None)
     return columns
-
-
-def describe_selection(question_type: str | None, collection: str | None, orders: dimensions.Orders) -> str:
-    """The filtered questions in words, e.g. `culturally specific human-collected questions`, with the
-    study's labels of the question type and the collection."""
-    kind = f"{orders.question_type_labels.get(question_type, question_type)} " if question_type else ""
-    source = f"{orders.collection_labels.get(collection, collection)} " if collection else ""
-    return f"{kind}{source}questions"
 
 
 def no_matrix_note(
@@ -297,10 +290,6 @@ def pooled_note(con: duckdb.DuckDBPyConnection) -> str:
     )
 
 
-# The paper's Figure 6: languages, their human-collected culturally specific questions.
-FIGURE6_SELECTION = ("language", "specific", "human")
-
-
 def reproduces_figure6(group_by: str, question_type: str | None, collection: str | None, paper: str | None) -> bool:
     return bool(paper) and (group_by, question_type, collection) == FIGURE6_SELECTION
 
@@ -318,17 +307,6 @@ def similarity_item(group_by: str, question_type: str | None, collection: str | 
     if not paper:
         return None
     return "paper Figure 6" if reproduces_figure6(group_by, question_type, collection, paper) else "beyond the paper"
-
-
-def selection(question_type: str | None, collection: str | None, paper: str | None) -> tuple[str | None, str | None]:
-    """The questions whose categories are compared: a parameter `default` is the paper's selection
-    (human-collected culturally specific questions: its agnostic questions carry their English original's
-    category) for the paper's study, and every question (None) for any other."""
-    paper_type, paper_collection = FIGURE6_SELECTION[1:]
-    return (
-        (paper_type if paper else None) if question_type == "default" else question_type,
-        (paper_collection if paper else None) if collection == "default" else collection,
-    )
 
 
 def summary(

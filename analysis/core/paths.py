@@ -8,6 +8,9 @@ RAW_CALMQA = DATA / "raw" / "calmqa"
 MANIFEST = DATA / "calmqa-manifest.csv"
 # languages.csv is the paper's Table 10 transcribed, not an upstream file, so the project keeps its own copy.
 LANGUAGES_CSV = DATA / "calmqa-languages.csv"
+# How the paper's pipeline and the evaluation's franc name and route each language: the project's data,
+# beside the release (a column of `languages` in the database), not part of the release's files.
+LANGUAGE_IDENTIFICATION_CSV = DATA / "calmqa-language-identification.csv"
 # Rows per table and language that a build of the pinned release must give (the build's checks).
 EXPECTED_COUNTS = DATA / "calmqa-expected-counts.csv"
 DATABASE = DATA / "calmqa.duckdb"

@@ -61,6 +61,24 @@ CRITERIA = {
     "language_correct": tuple(reversed(LANGUAGE_CORRECT_LEVELS)),
 }
 
+# The detectors of the authors' pipeline (detect_lang.py): `cld2`, CLD2 as polyglot calls it first (langid
+# where CLD2 is unsure), or `langid` alone. Which one each language goes to is data:
+# data/calmqa-language-identification.csv, the `detector` column of `languages`.
+DETECTORS = ("cld2", "langid")
+# franc (the evaluation's `pyfranc` engine) writes ISO 639-3 codes: those of the study's languages are
+# data (the `franc_code` column of data/calmqa-language-identification.csv); these are the codes of the
+# neighbours (`NEIGHBOURS`) and of two languages franc takes texts for, as the other engines write them.
+NEIGHBOUR_FRANC_CODES = {
+    "urd": "ur",
+    "pes": "fa",
+    "prs": "fa",
+    "tgl": "tl",
+    "kin": "rw",
+    "por": "pt",
+    "swh": "sw",
+    "fra": "fr",
+}
+
 # Languages neither detector of the paper's pipeline knows or tells from a neighbour (analyses.md
 # section 3): their answers get no language verdict from it, and the paper leaves them out. The study
 # declares it as `languages.identified = false`.

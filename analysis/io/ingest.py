@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
+from ..core import paths
 from ..core.errors import Problems
 from . import calmqa as vocab
 from . import records
@@ -525,9 +526,38 @@ def read_metadata(folder: Path, problems: Problems) -> tuple[pl.DataFrame, pl.Da
             problems.add(folder / name, None, None, "missing from the release folder")
     problems.raise_if_any()
     languages = read_languages(folder / "languages.csv", problems)
+    languages = with_language_identification(languages, paths.LANGUAGE_IDENTIFICATION_CSV, problems)
     categories = read_categories(folder / "categories-metadata.csv", problems)
     problems.raise_if_any()
     return languages, categories
+
+
+LANGUAGE_IDENTIFICATION_COLUMNS = ("language", "detector", "franc_code")
+
+
+def with_language_identification(languages: pl.DataFrame, path: Path, problems: Problems) -> pl.DataFrame:
+    """`languages` (rows of languages.csv) with each language's `detector` (`vocab.DETECTORS`: where the
+    paper's pipeline sends its texts first) and `franc_code` (franc's ISO 639-3 code of it; NULL where
+    franc has none), from `path` (data/calmqa-language-identification.csv): every language needs a row."""
+    rows = {}
+    for line, r in records.read_rows(path, LANGUAGE_IDENTIFICATION_COLUMNS, (), problems):
+        if r["detector"] not in vocab.DETECTORS:
+            problems.add(
+                path,
+                f"{line} ({r['language']})",
+                "detector",
+                f"is {r['detector']!r}; expected one of {', '.join(vocab.DETECTORS)}",
+            )
+        if r["language"] in rows:
+            problems.add(path, f"{line} ({r['language']})", "language", "is listed more than once")
+        rows[r["language"]] = {**r, "franc_code": r["franc_code"] or None}
+    for name in languages["language"]:
+        if name not in rows and path.is_file():
+            problems.add(path, None, "language", f"{name!r} of languages.csv has no row: give its detector")
+    routes = pl.DataFrame(
+        list(rows.values()), schema={c: pl.String for c in LANGUAGE_IDENTIFICATION_COLUMNS}, orient="row"
+    )
+    return languages.join(routes, on="language", how="left", maintain_order="left")
 
 
 def read_datasets(

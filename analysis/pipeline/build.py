@@ -106,6 +106,7 @@ def build(
             for table in schema.TABLES:
                 if not store.table_exists(con, table.name):
                     con.execute(table.ddl())  # filled by the stages below
+            store.create_definitions(con)  # the rules and views every reader shares (`schema.MACROS`, `VIEWS`)
             release_part = checks.ReleasePart.of(con)
         with stage("imports"):
             replayed = imports.to_replay(db_path, imports_folder)

@@ -22,25 +22,9 @@ import pycld2
 
 from ..core import files, paths
 
-# The languages the authors' detect_lang.py sends to polyglot (CLD2); all others go to langid.
-CLD2_LANGUAGES = frozenset(
-    {
-        "Afar",
-        "Arabic",
-        "Balochi",
-        "Faroese",
-        "Fijian",
-        "Hindi",
-        "Hiligaynon",
-        "Kirundi",
-        "Pashto",
-        "Russian",
-        "Samoan",
-        "Tongan",
-        "Tswana",
-        "Wolof",
-    }
-)
+# The detector the authors' detect_lang.py sends a language's texts to first (polyglot's CLD2); the
+# languages it sends there are data: `languages.detector` (data/calmqa-language-identification.csv).
+CLD2 = "cld2"
 
 # Engines for the langid step: `langid-batch` (default) is langid's model run by `LangidBatch`;
 # `langid` is the package itself, one text at a time; `py3langid` is the faster fork with its own model.
@@ -215,12 +199,13 @@ class Identifier:
         self.langid_engine = langid_engine
         self._classify = _langid_classifier(langid_engine)
 
-    def identify(self, texts: list[str], languages: list[str]) -> list[Verdict]:
-        """The verdict for each text, given the English name of the language it should be in."""
+    def identify(self, texts: list[str], languages: list[str], detectors: list[str]) -> list[Verdict]:
+        """The verdict for each text, given the detector its language goes to first (`languages.detector`:
+        `cld2`, else langid alone); the language's name (`languages`) does not count."""
         verdicts: dict[int, Verdict] = {}  # by the text's position
         to_langid, raws = [], {}
-        for i, (text, language) in enumerate(zip(texts, languages)):
-            if language in CLD2_LANGUAGES:
+        for i, (text, detector) in enumerate(zip(texts, detectors)):
+            if detector == CLD2:
                 engine, raw = cld2_as_polyglot(text)
                 if engine is not None:
                     verdicts[i] = Verdict(engine, raw["cld2"]["choices"][0][1], raw)

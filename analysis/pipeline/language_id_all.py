@@ -369,9 +369,10 @@ def _settings() -> dict:
     }
 
 
-def pipeline_verdicts(texts: list[str], languages: list[str]) -> list[str]:
-    """The paper pipeline's normalised verdict for each text (`language_id.Identifier`)."""
-    return [v.language for v in Identifier().identify(texts, languages)]
+def pipeline_verdicts(texts: list[str], detectors: list[str]) -> list[str]:
+    """The paper pipeline's normalised verdict for each text (`language_id.Identifier`), given the detector
+    its language goes to first (`languages.detector`)."""
+    return [v.language for v in Identifier().identify(texts, [], detectors)]
 
 
 def training_sample(texts: pl.DataFrame, chars: int = TRAINING_CHARS, seed: int = SEED) -> pl.DataFrame:
@@ -474,7 +475,9 @@ class EngineIdentifier:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def identify(self, texts: list[str], languages: list[str]) -> list[Verdict | None]:
+    def identify(self, texts: list[str], languages: list[str], detectors: list[str]) -> list[Verdict | None]:
+        """A verdict for each text in a language the engine knows (the detectors do not count: the engine
+        judges every language itself)."""
         return [
             None if verdict is None else Verdict(ENGINE_NGRAM, verdict[0], {"ngram": {"margin": verdict[1]}})
             for verdict in self.engine.identify(texts, languages)

@@ -23,6 +23,7 @@ every engine:
   no Balochi declaration) identified as their language.
 """
 
+import functools
 import time
 from pathlib import Path
 
@@ -31,50 +32,16 @@ import polars as pl
 from tqdm import tqdm
 
 from ..core import paths
+from ..core.errors import Problems
+from ..io import ingest, udhr
 from ..io import release as release_files
-from ..io import udhr
-from ..io.calmqa import NEIGHBOURS
+from ..io.calmqa import NEIGHBOUR_FRANC_CODES, NEIGHBOURS
 from ..io.language_id_evaluation import ENGINES, write
 from . import language_id_all as lid
-from .language_id import CLD2_LANGUAGES, normalise_code
+from .language_id import normalise_code
 
 FOLDS = 5
 SEED = 19
-# franc writes ISO 639-3; these are the codes of the 23 languages and their neighbours as the rest write them.
-FRANC_CODES = {
-    "aar": "aa",
-    "arb": "ar",
-    "cmn": "zh",
-    "eng": "en",
-    "fao": "fo",
-    "fij": "fj",
-    "deu": "de",
-    "heb": "he",
-    "hil": "hil",
-    "hin": "hi",
-    "hun": "hu",
-    "jpn": "ja",
-    "run": "rn",
-    "kor": "ko",
-    "pap": "pap",
-    "pbu": "ps",
-    "rus": "ru",
-    "smo": "sm",
-    "spa": "es",
-    "ton": "to",
-    "tsn": "tn",
-    "wol": "wo",
-    "urd": "ur",
-    "pes": "fa",
-    "prs": "fa",
-    "ceb": "ceb",
-    "tgl": "tl",
-    "war": "war",
-    "kin": "rw",
-    "por": "pt",
-    "swh": "sw",
-    "fra": "fr",
-}
 # The UDHR languages whose paragraphs every engine is asked about: every named neighbour, and English.
 NEIGHBOUR_LANGUAGES = tuple(sorted({c for codes in NEIGHBOURS.values() for c in codes} | {"en"}))
 
@@ -148,15 +115,15 @@ def _shown_to_every_engine(texts: pl.DataFrame) -> pl.Expr:
 # ---------------------------------------------------------------- engines
 
 
-def _paper(judged: pl.DataFrame) -> pl.Series:
+def _paper(judged: pl.DataFrame, detectors: dict[str, str]) -> pl.Series:
     """The paper pipeline's verdict on each query. It depends on the expected language only through
-    its route (CLD2 first, or langid alone), so each text is judged once per route."""
-    routes = judged.select("text_key", "expected", "text", route=pl.col("expected").is_in(sorted(CLD2_LANGUAGES)))
+    its route (its `detector`: CLD2 first, or langid alone), so each text is judged once per route."""
+    routes = judged.select(
+        "text_key", "expected", "text", route=pl.col("expected").replace_strict(detectors, return_dtype=pl.String)
+    )
     distinct = routes.unique(["text_key", "route"], keep="first", maintain_order=True)
     distinct = distinct.with_columns(
-        paper=pl.Series(
-            lid.pipeline_verdicts(distinct["text"].to_list(), distinct["expected"].to_list()), dtype=pl.String
-        )
+        paper=pl.Series(lid.pipeline_verdicts(distinct["text"].to_list(), distinct["route"].to_list()), dtype=pl.String)
     )
     return routes.join(
         distinct.select("text_key", "route", "paper"), on=["text_key", "route"], how="left", maintain_order="left"
@@ -169,10 +136,17 @@ def _py3langid(texts: list[str]) -> list[str]:
     return [normalise_code(py3langid.classify(t)[0]) for t in texts]
 
 
-def _pyfranc(texts: list[str]) -> list[str]:
+def franc_codes(languages: pl.DataFrame) -> dict[str, str]:
+    """franc's ISO 639-3 codes -> the codes the other engines write: the study's languages' (`languages`:
+    rows of the release's languages.csv with their `franc_code`) and the neighbours'."""
+    own = languages.filter(pl.col("franc_code").is_not_null())
+    return dict(zip(own["franc_code"], own["iso_code"])) | NEIGHBOUR_FRANC_CODES
+
+
+def _pyfranc(texts: list[str], codes: dict[str, str]) -> list[str]:
     from pyfranc import franc
 
-    return [FRANC_CODES.get(code, code) for code in (franc.lang_detect(t)[0][0] for t in texts)]
+    return [codes.get(code, code) for code in (franc.lang_detect(t)[0][0] for t in texts)]
 
 
 def _lingua(texts: list[str]) -> list[str]:
@@ -193,7 +167,7 @@ def _fasttext(texts: list[str]) -> list[str]:
     return [normalise_code(detector.detect(t, model="lite", k=1)[0]["lang"]) for t in texts]
 
 
-CONTEXT_FREE = {"py3langid": _py3langid, "pyfranc": _pyfranc, "lingua": _lingua, "fasttext": _fasttext}
+CONTEXT_FREE = {"py3langid": _py3langid, "lingua": _lingua, "fasttext": _fasttext}  # and pyfranc, with the codes
 
 
 def _new_engine(texts: pl.DataFrame, judged: pl.DataFrame) -> pl.DataFrame:
@@ -226,13 +200,15 @@ def evaluate(
     seconds = {}
     started = time.monotonic()
     texts = evaluation_texts(source, udhr_folder)
+    languages, _ = ingest.read_metadata(Path(source), Problems())
+    context_free = CONTEXT_FREE | {"pyfranc": functools.partial(_pyfranc, codes=franc_codes(languages))}
     judged = queries(texts).join(texts.select("text_key", "fold", "text"), on="text_key", how="left")
     seconds["texts"] = round(time.monotonic() - started, 1)
     verdicts = []
     with tqdm(total=len(engines), desc="language identification engines", unit="engine", disable=None) as bar:
         begun = time.monotonic()
         # The paper's verdicts are needed by the new engine whichever engines are asked for.
-        judged = judged.with_columns(paper=_paper(judged))
+        judged = judged.with_columns(paper=_paper(judged, dict(zip(languages["language"], languages["detector"]))))
         seconds["paper"] = round(time.monotonic() - begun, 1)
         for engine in engines:
             begun = time.monotonic()
@@ -243,7 +219,7 @@ def evaluate(
             else:
                 needed = texts.filter(_shown_to_every_engine(texts))
                 detected = pl.DataFrame(
-                    {"text_key": needed["text_key"], "detected": CONTEXT_FREE[engine](needed["text"].to_list())}
+                    {"text_key": needed["text_key"], "detected": context_free[engine](needed["text"].to_list())}
                 )
                 frame = judged.select("text_key", "expected").join(detected, on="text_key", how="inner")
             if engine != "paper":

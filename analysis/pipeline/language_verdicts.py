@@ -86,7 +86,7 @@ def _rows(answers: pl.DataFrame, parts: Iterable[tuple[list, ...]]) -> pl.DataFr
     )
     return (
         verdicts.join(answers.select("answer_id", "iso_code"), on="answer_id")
-        .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
+        .with_columns(all_languages_correct=pl.col("detected_language") == pl.col("iso_code"))
         .select(ANSWER_LANGUAGE_ALL.column_names())
         .sort("answer_id")
     )

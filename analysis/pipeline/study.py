@@ -15,6 +15,7 @@ from ..io.release import sha256_uncompressed
 from ..io.study import StudyFolder
 from ..schema import TABLE_BY_NAME
 from ..store import insert
+from .language_id_all import ENGINE_NGRAM
 
 
 def study_row(study: StudyFolder) -> pl.DataFrame:
@@ -74,6 +75,9 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languag
                 for c in ("family", "branch", "morphology", "word_order", "region", "speakers")
             ),
             identified=pl.col("language").is_in(sorted(known_languages)),
+            # A study's answers are judged by the all-languages engine alone (docs/studies.md).
+            detector=pl.lit(ENGINE_NGRAM),
+            franc_code=pl.lit(None, dtype=pl.String),
         ),
     )
     categories = study.questions["category"].drop_nulls().unique().sort()

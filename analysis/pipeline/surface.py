@@ -28,8 +28,8 @@ import polars as pl
 import regex
 from tqdm import tqdm
 
-from ..schema import ANSWER_SURFACE, QUESTION_LANGUAGE_ID
-from ..store import append, insert
+from ..schema import ANSWER_SURFACE, NO_SURFACE_ISSUE, QUESTION_LANGUAGE_ID
+from ..store import append, create_macros, insert
 from . import executors, tokenizer
 from .executors import PROCESSES, VerdictModels, Workers
 
@@ -170,18 +170,26 @@ def indicators(text: str, language: str) -> dict[str, bool]:
 # ---------------------------------------------------------------- verdicts
 
 # A part of the answers (or questions) as the workers take it: the key of the language identification
-# (`executors.VerdictModels.surface_key`), ids, texts, question languages, the study's provider error codes.
-Chunk = tuple[str, list[int], list[str], list[str], tuple[str, ...]]
+# (`executors.VerdictModels.surface_key`), ids, texts, question languages, the detectors of those languages
+# (`languages.detector`), the study's provider error codes.
+Chunk = tuple[str, list[int], list[str], list[str], list[str], tuple[str, ...]]
 
 
 def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
     """The verdicts of a chunk of answers, as columns; it runs on the workers, with the models they
     loaded (`executors`)."""
-    identification, answer_ids, texts, languages, error_codes = chunk
+    identification, answer_ids, texts, languages, detectors, error_codes = chunk
     identifier, encoding = executors.surface_identifier(identification), repetition_tokenizer()
     codes = [provider_error_code(t, error_codes) for t in texts]
     answered = [i for i, code in enumerate(codes) if code is None]
-    verdicts = dict(zip(answered, identifier.identify([texts[i] for i in answered], [languages[i] for i in answered])))
+    verdicts = dict(
+        zip(
+            answered,
+            identifier.identify(
+                [texts[i] for i in answered], [languages[i] for i in answered], [detectors[i] for i in answered]
+            ),
+        )
+    )
     # Special-token strings in an answer are ordinary text, as for any text a model wrote.
     tokens = [np.array(encoding.encode_ordinary(t), dtype=np.uint32) for t in texts]
     repeat_counts = max_ngram_counts(tokens)
@@ -220,8 +228,8 @@ def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
 
 
 def _chunks(rows: pl.DataFrame, key: str, workers: Workers, error_codes: tuple[str, ...] = ()) -> list[Chunk]:
-    """`rows` (columns `key`, text, language) cut into chunks for the workers (`Chunk`)."""
-    rows = rows.select(key, "text", "language").with_columns(
+    """`rows` (columns `key`, text, language, detector) cut into chunks for the workers (`Chunk`)."""
+    rows = rows.select(key, "text", "language", "detector").with_columns(
         pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes")
     )
     # Longest texts first and in length order, so that chunks hold texts of similar length (langid's
@@ -235,6 +243,7 @@ def _chunks(rows: pl.DataFrame, key: str, workers: Workers, error_codes: tuple[s
             rows[key][a:b].to_list(),
             rows["text"][a:b].to_list(),
             rows["language"][a:b].to_list(),
+            rows["detector"][a:b].to_list(),
             error_codes,
         )
         for a, b in zip(bounds[:-1], bounds[1:])
@@ -289,8 +298,8 @@ def surface_verdicts(
     progress: bool = True,
     workers: Workers | None = None,
 ) -> pl.DataFrame:
-    """Verdicts for `answers` (columns answer_id, text, language, iso_code, identified: the question's
-    language, its ISO code and whether it is identified), as rows of `answer_surface`, sorted by
+    """Verdicts for `answers` (columns answer_id, text, language, iso_code, identified, detector: the
+    question's language, its ISO code, whether it is identified and its `languages.detector`), as rows of `answer_surface`, sorted by
     answer_id; `error_codes` are the study's provider error codes. On `workers`, else on `processes`
     forked here with the langid engine `langid_engine` (one process when the answers make one chunk)."""
     one_chunk = answers.height <= 1
@@ -311,22 +320,32 @@ def _finish(verdicts: pl.DataFrame) -> pl.DataFrame:
             provider_error=pl.col("provider_error_code").is_not_null(),
         )
         .with_columns(language_correct=correct)
-        # Kleene logic, as SQL: an unknown language verdict leaves surface_ok unknown unless
-        # another issue already decides it.
-        .with_columns(surface_ok=~pl.col("provider_error") & ~pl.col("repetition") & pl.col("language_correct"))
+        .pipe(_with_surface_ok)
         .select(ANSWER_SURFACE.column_names())
         .sort("answer_id")
     )
 
 
+def _with_surface_ok(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """`verdicts` with `surface_ok`: the schema's one rule (`schema.NO_SURFACE_ISSUE`, three-valued), run
+    by DuckDB as every query of the database runs it."""
+    with duckdb.connect() as con:
+        create_macros(con)
+        con.register("verdicts", verdicts.to_arrow())
+        ok = NO_SURFACE_ISSUE("provider_error", "repetition", "language_correct")
+        column = con.sql(f"SELECT {ok} AS surface_ok FROM verdicts").pl()
+    return verdicts.with_columns(column["surface_ok"])
+
+
 MODEL_ANSWERS_SQL = """
-SELECT a.answer_id, a.text, q.language, l.iso_code, l.identified
+SELECT a.answer_id, a.text, q.language, l.iso_code, l.identified, l.detector
 FROM answers a JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
 WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
 ORDER BY a.answer_id
 """
-# Answers are read and judged this many at a time, so that memory stays bounded however many there are.
-BATCH_SIZE = 20_000
+# Answers are read and judged this many at a time, so that memory stays bounded however many there are:
+# the driver holds at most two batches' texts and verdicts (about 40 MiB per 1,000 answers of the release).
+BATCH_SIZE = 10_000
 
 
 def error_codes(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
@@ -341,7 +360,7 @@ def answer_verdicts(con: duckdb.DuckDBPyConnection, answer_ids: list[int], **opt
 
 
 QUESTIONS_SQL = """
-SELECT q.question_id, q.text, q.language, l.iso_code
+SELECT q.question_id, q.text, q.language, l.iso_code, l.detector
 FROM questions q JOIN languages l USING (language)
 {where}
 ORDER BY q.question_id
@@ -351,8 +370,8 @@ ORDER BY q.question_id
 def _question_chunk(chunk: Chunk) -> tuple[list, ...]:
     """The verdicts of a chunk of questions (`Chunk`): ids, engines, raw verdicts and detected languages.
     It runs on the workers, like `_chunk_verdicts`."""
-    identification, question_ids, texts, languages, _ = chunk
-    verdicts = executors.surface_identifier(identification).identify(texts, languages)
+    identification, question_ids, texts, languages, detectors, _ = chunk
+    verdicts = executors.surface_identifier(identification).identify(texts, languages, detectors)
     # (a study's engine gives no verdict in a language it has no model of: nulls, as for an answer)
     return (
         question_ids,
@@ -391,7 +410,7 @@ def question_language_ids(
     )
     return (
         questions.join(verdicts, on="question_id")
-        .with_columns(language_correct=pl.col("detected_language") == pl.col("iso_code"))
+        .with_columns(identified_correctly=pl.col("detected_language") == pl.col("iso_code"))
         .select(QUESTION_LANGUAGE_ID.column_names())
         .sort("question_id")
     )

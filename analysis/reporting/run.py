@@ -7,7 +7,10 @@ paper's items) only for a study that declares a paper, those tagged `study-only`
 the runner leaves the others out before Papermill executes the notebook (`sections_for`).
 
 Each run writes where its time went beside the executed notebook (`<name>.timings.json`: kernel start,
-imports and set-up, analysis, static export, kernel shutdown, HTML export), which `make bench` reports.
+imports and set-up, analysis, static export, kernel shutdown, HTML export), which `make bench` reports,
+and its manifest (`<name>.manifest.json`, `write_manifest`): every file it wrote into its figures folder,
+as the package's save functions recorded them (`core.outputs`), with its size and sha256, the
+parameters and the database and release it read. docs/notebooks.md lists each notebook's files from it.
 """
 
 import datetime
@@ -22,7 +25,7 @@ from typing import TypedDict
 
 from .. import store
 from ..analyses import studies
-from ..core import files, paths, timings
+from ..core import files, outputs, paths, timings
 from ..core.errors import Failure, NotebookFailed
 from ..viz import export
 from . import html, provenance
@@ -104,18 +107,89 @@ def study_of(db_path: Path) -> studies.Study:
 
 def notebook_parameters(source: Path) -> set[str]:
     """The names the `parameters` cell of the notebook at `source` assigns."""
+    return set(parameter_defaults(source))
+
+
+def parameter_defaults(source: Path) -> dict:
+    """Each name the `parameters` cell of the notebook at `source` assigns, with its value (a literal;
+    any other expression as its source text)."""
     import ast
 
     import nbformat
 
     cells = nbformat.read(source, as_version=4).cells
-    names = set()
+    defaults: dict[str, object] = {}
     for cell in cells:
         if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
             for node in ast.parse(cell.source).body:
                 if isinstance(node, ast.Assign):
-                    names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
-    return names
+                    try:
+                        value = ast.literal_eval(node.value)
+                    except ValueError:
+                        value = ast.unparse(node.value)
+                    defaults |= {target.id: value for target in node.targets if isinstance(target, ast.Name)}
+    return defaults
+
+
+def manifest_path(executed: Path) -> Path:
+    """The manifest of the run whose executed notebook is `executed` (build/executed/NAME.ipynb)."""
+    return executed.with_suffix(".manifest.json")
+
+
+def _portable(value):
+    """A path under the project as a path relative to it, so that a manifest reads the same in any clone."""
+    if isinstance(value, str) and os.path.isabs(value):
+        path = Path(value).resolve()
+        if path.is_relative_to(paths.ROOT):
+            return str(path.relative_to(paths.ROOT))
+    return value
+
+
+def write_manifest(
+    target: Path, name: str, recorded: list[dict], staging: Path, figures: Path, parameters: dict, record: dict
+) -> Path:
+    """Write the manifest of a run to `target`: the files the save functions recorded (`recorded`,
+    `core.outputs`), each with its size and sha256 as written into `staging` (the figures folder
+    before it takes the place of `figures`), the parameters it ran with and the database and release
+    it read. A file in `staging` that no save function recorded, or a recorded one outside it or
+    missing, fails the run: the manifest lists exactly what the run wrote."""
+    staging = staging.resolve()
+    entries: dict[str, str] = {}
+    outside = []
+    for entry in recorded:
+        path = Path(entry["path"])
+        if path.is_relative_to(staging):
+            entries.setdefault(path.relative_to(staging).as_posix(), entry["by"])
+        else:
+            outside.append(str(path))
+    present = (
+        {p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()} if staging.exists() else set()
+    )
+    unrecorded, missing = sorted(present - set(entries)), sorted(set(entries) - present)
+    if outside or unrecorded or missing:
+        raise Failure(
+            f"{name}: the run's files and what its save functions recorded differ (a file written other than "
+            f"by viz.export or viz.tables?): not recorded {unrecorded}, recorded but missing {missing}, "
+            f"written outside its folder {outside}"
+        )
+    manifest = {
+        "notebook": name,
+        "folder": _portable(str(figures.resolve())),
+        "parameters": {key: _portable(value) for key, value in parameters.items()},
+        "database": record["database"],
+        "database_sha256": record["database_sha256"],
+        "release": record["release"],
+        "files": [
+            {
+                "name": file,
+                "bytes": (staging / file).stat().st_size,
+                "sha256": files.sha256(staging / file),
+                "written_by": by,
+            }
+            for file, by in entries.items()
+        ],
+    }
+    return files.write_text(target, json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
 
 
 class OutputRoots(TypedDict):
@@ -177,6 +251,8 @@ def run_notebook(
     # started at once cannot mix their outputs; the swap into place happens under a lock.
     running = files.temporary_name(executed)
     steps = files.temporary_name(executed.with_suffix(".timings.jsonl"))
+    recorded = files.temporary_name(executed.with_suffix(".outputs.jsonl"))
+    manifest = files.temporary_name(manifest_path(executed))
     executed.parent.mkdir(parents=True, exist_ok=True)
     reports_root.mkdir(parents=True, exist_ok=True)
     figures_root.mkdir(parents=True, exist_ok=True)
@@ -184,7 +260,14 @@ def run_notebook(
     report = reports_root / f"{name}.html"
     staging = files.temporary_name(figures)
     shutil.rmtree(staging, ignore_errors=True)
-    for target in (figures, executed, executed.with_suffix(".timings.jsonl"), sections_target):  # what killed runs left
+    for target in (  # what killed runs left
+        figures,
+        executed,
+        executed.with_suffix(".timings.jsonl"),
+        executed.with_suffix(".outputs.jsonl"),
+        manifest_path(executed),
+        sections_target,
+    ):
         files.remove_stale(target)
     stored = json.loads(source.read_text(encoding="utf-8"))
     files.write_text(sections, json.dumps(sections_for(stored, study.paper if study else None), indent=1) + "\n")
@@ -199,7 +282,9 @@ def run_notebook(
         with provenance.database_reads() as reads:
             try:
                 mark = time.perf_counter()
-                _execute_with_retry(papermill, sections, running, params, kernel, Path(notebooks_root), steps, name)
+                _execute_with_retry(
+                    papermill, sections, running, params, kernel, Path(notebooks_root), steps, recorded, name
+                )
                 seconds["papermill"] = time.perf_counter() - mark
             except papermill.PapermillExecutionError as exc:
                 with files.lock(figures_root / f".{name}"):
@@ -211,11 +296,14 @@ def run_notebook(
         notebook = nbformat.read(running, as_version=4)
         record = provenance.record(name, notebook, Path(db_path), staging, read)
         seconds["provenance"] = time.perf_counter() - mark
+        ran_with = {**parameter_defaults(source), **params, "output_dir": str(figures)}
+        write_manifest(manifest, name, outputs.read(recorded), staging, figures, ran_with, record)
         with files.lock(figures_root / f".{name}"):
             if staging.exists():
                 files.replace_folder(staging, figures)
             elif figures.exists():
                 shutil.rmtree(figures)
+            os.replace(manifest, manifest_path(executed))
             mark = time.perf_counter()
             html.to_html(running, report, record, figures_root, report_labels(notebooks_root, study))
             seconds["HTML export"] = time.perf_counter() - mark
@@ -229,6 +317,8 @@ def run_notebook(
         shutil.rmtree(staging, ignore_errors=True)
         running.unlink(missing_ok=True)
         steps.unlink(missing_ok=True)
+        recorded.unlink(missing_ok=True)
+        manifest.unlink(missing_ok=True)
         sections.unlink(missing_ok=True)
     parts = ", ".join(f"{phase} {value:.1f}" for phase, value in breakdown["phases"].items())
     print(f"{name}: {breakdown['seconds']:.1f} s ({parts}) -> {figures}, {report}", file=sys.stderr)
@@ -290,12 +380,21 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
 
 
 def _execute_with_retry(
-    papermill, source: Path, executed: Path, params: dict, kernel: str, cwd: Path, steps: Path, name: str
+    papermill,
+    source: Path,
+    executed: Path,
+    params: dict,
+    kernel: str,
+    cwd: Path,
+    steps: Path,
+    recorded: Path,
+    name: str,
 ) -> None:
-    # The kernel inherits the environment: it records its static exports into `steps` (core.timings),
-    # and its figures and tables link to their files under the notebook's name (viz.export), not under
-    # the name of the copy of its sections that Papermill executes.
-    variables = {timings.ENV: str(steps.resolve()), export.NOTEBOOK_ENV: name}
+    # The kernel inherits the environment: it records its static exports into `steps` (core.timings)
+    # and the files it writes into `recorded` (core.outputs), and its figures and tables link to their
+    # files under the notebook's name (viz.export), not under the name of the copy of its sections that
+    # Papermill executes.
+    variables = {timings.ENV: str(steps.resolve()), outputs.ENV: str(recorded.resolve()), export.NOTEBOOK_ENV: name}
     previous = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:
@@ -324,6 +423,7 @@ def _execute_with_retry(
                 if attempt == 2 or "Kernel" not in str(exc):
                     raise
                 steps.unlink(missing_ok=True)
+                recorded.unlink(missing_ok=True)
     finally:
         for name, value in previous.items():
             if value is None:

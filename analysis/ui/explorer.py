@@ -33,25 +33,24 @@ import duckdb
 import polars as pl
 
 from .. import store
-from ..analyses import dimensions
+from ..analyses import dimensions, surface
 from ..analyses.scores import TOO_FEW_ANSWERS
-from ..analyses.surface import NOT_IDENTIFIED, PROVIDER_ERRORS_ONLY
 from ..core.scalars import number
 from ..core.text import inert
+from ..schema import SURFACE_METRICS, SurfaceMetric
 from ..stats import intervals
 from ..viz import export, heatmap, theme
 
 ALL = "(all)"
 HUMAN = "human reference"
 SURFACE_TABLE = "answer_surface"
-# Per answer: the language verdict, repetitions of the answers the provider gave (a provider error is
-# neither), no surface issue, and whether it is a provider error (with its code).
+# Per answer: whether it is a provider error (with its code), and the verdict of each surface metric
+# (`schema.SURFACE_METRICS`), null where the answer is not among those its share counts (a provider
+# error is neither in the wrong language nor repetitive).
 SURFACE_SELECT = {
-    "language_correct": "s.language_correct",
-    "repetition": "CASE WHEN s.provider_error THEN NULL ELSE s.repetition END",
-    "surface_ok": "s.surface_ok",
     "provider_error": "s.provider_error",
     "provider_error_code": "s.provider_error_code",
+    **{m.column: f"CASE WHEN {m.denominator.sql} THEN s.{m.column} END" for m in SURFACE_METRICS},
 }
 SURFACE_TYPES = {"provider_error_code": "VARCHAR"}
 # Questions listed at once under the search box.
@@ -89,42 +88,25 @@ class Metric:
     failure: str = ""
 
 
+def surface_metric(metric: SurfaceMetric) -> Metric:
+    """The explorer's metric of a surface metric of the reports: the same share of the same answers."""
+    return Metric(
+        metric.key,
+        f"{metric.title} ({metric.denominator.words})",
+        metric.column,
+        "share",
+        ".0f",
+        needs_surface=True,
+        needs_language=metric.needs_language,
+        better=metric.better,
+        fails_when=metric.fails_when,
+        failure=metric.failure,
+    )
+
+
+# The reports' surface metrics, then two of the explorer's own (no report draws them as heatmaps).
 METRICS = (
-    Metric(
-        "surface_ok_share",
-        "% of answers without surface issues",
-        "surface_ok",
-        "share",
-        ".0f",
-        True,
-        True,
-        better="higher",
-        fails_when=False,
-        failure="has a surface issue",
-    ),
-    Metric(
-        "language_correct_share",
-        "% in the correct language (of the answers the provider gave)",
-        "language_correct",
-        "share",
-        ".0f",
-        True,
-        True,
-        better="higher",
-        fails_when=False,
-        failure="is in the wrong language",
-    ),
-    Metric(
-        "repetition_share",
-        "% with repetitions (of the answers the provider gave)",
-        "repetition",
-        "share",
-        ".0f",
-        True,
-        better="lower",
-        fails_when=True,
-        failure="repeats itself",
-    ),
+    *map(surface_metric, SURFACE_METRICS),
     Metric(
         "empty_share",
         "% of empty answers",
@@ -138,6 +120,8 @@ METRICS = (
     Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
+# The metric the overview opens with, when the database has it.
+DEFAULT_METRIC = "pct_surface_ok"
 
 
 @dataclass(frozen=True)
@@ -239,7 +223,10 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
         .agg(value=value.mean(), std=value.std(ddof=1), n_answers=pl.len(), n_true=value.sum())
     )
     if metric.kind == "share":
-        cells = intervals.with_wilson(cells, "n_true", "n_answers", scale=100.0).with_columns(pl.col("value") * 100)
+        # As the reports compute a share (`analyses.surface`): rounded, the two are the same number.
+        cells = intervals.with_wilson(cells, "n_true", "n_answers", scale=100.0).with_columns(
+            value=100 * pl.col("n_true") / pl.col("n_answers")
+        )
     else:
         bounds = [
             intervals.normal_mean_interval(mean, std, n)
@@ -257,14 +244,11 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
             errors_only=pl.col("provider_error").fill_null(False).all(),
         )
     )
-    # As the reports' cells (`analyses.surface.metric_cells`): no answer to judge comes first.
-    status = (
-        pl.when(pl.col("errors_only") & metric.needs_surface)
-        .then(pl.lit(PROVIDER_ERRORS_ONLY))
-        .when(pl.col("unreliable") & metric.needs_language)
-        .then(pl.lit(NOT_IDENTIFIED))
-        .when(pl.col("n_answers").fill_null(0) == 0)
-        .then(pl.lit(TOO_FEW_ANSWERS))
+    # The reports' rule (`analyses.surface.cell_status`), and a cell without any value to show.
+    status = surface.cell_status(
+        pl.col("errors_only") & metric.needs_surface,
+        pl.col("unreliable") & metric.needs_language,
+        pl.when(pl.col("n_answers").fill_null(0) == 0).then(pl.lit(TOO_FEW_ANSWERS)),
     )
     shown = pl.col("status").is_null()
     return (
@@ -607,7 +591,7 @@ class Explorer:
         metrics = available_metrics(self.has_surface)
         self.metric = w.Dropdown(
             options=[(m.title, m.key) for m in metrics],
-            value=metrics[0].key,
+            value=DEFAULT_METRIC if DEFAULT_METRIC in {m.key for m in metrics} else metrics[0].key,
             description="Metric",
             layout=w.Layout(width="100%", max_width="32em"),
         )

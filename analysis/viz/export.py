@@ -1,6 +1,7 @@
 """The one way figures and tables are written: a figure as PNG and SVG for the screen and as a PDF for
 print (`print_pdf`), with the CSV of the numbers it shows; a table as CSV. Text cells a spreadsheet
-would run as a formula are written prefixed with `'` (`io.records.write_csv_for_people`).
+would run as a formula are written prefixed with `'` (`io.records.write_csv_for_people`). Each file
+written is recorded for the run's manifest (`core.outputs`).
 
 A figure is drawn once for the screen: Vega-Lite renders its spec to SVG (vl-convert, as altair's `save`
 does), and the PNG is that SVG rasterised at twice its size, the same bytes as rendering the spec to PNG
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ..core import outputs
 from ..core.text import inert
 from ..core.timings import timed
 from ..io.records import write_csv_for_people
@@ -73,10 +75,13 @@ def save_figure(chart: alt.TopLevelMixin, table: pl.DataFrame, out_dir: Path | s
     with timed("static export", format="svg", figure=name):
         svg = _svg(chart)
         (out_dir / f"{name}.svg").write_text(svg, encoding="utf-8")
+    outputs.written(out_dir / f"{name}.svg", "save_figure")
     with timed("static export", format="png", figure=name):
         (out_dir / f"{name}.png").write_bytes(_vl_convert().svg_to_png(svg, scale=PNG_SCALE, ppi=72))
+    outputs.written(out_dir / f"{name}.png", "save_figure")
     with timed("static export", format="pdf", figure=name):
         print_pdf.save(chart, out_dir / f"{name}.pdf")
+    outputs.written(out_dir / f"{name}.pdf", "save_figure")
     return chart
 
 
@@ -116,4 +121,5 @@ def save_table(table: pl.DataFrame, out_dir: Path | str, name: str) -> pl.DataFr
     out_dir.mkdir(parents=True, exist_ok=True)
     with timed("static export", format="csv", figure=name):
         write_csv_for_people(table, out_dir / f"{name}.csv")
+    outputs.written(out_dir / f"{name}.csv", "save_table")
     return table

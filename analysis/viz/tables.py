@@ -26,6 +26,7 @@ from ..analyses.paper_beside import counts_phrase
 from ..core.text import inert
 from ..io.calmqa import DISPLAY_NAMES as MODEL_DISPLAY_NAMES
 from ..io.calmqa import QUESTION_TYPE_LABELS
+from ..schema import SCORE_SHORT, SURFACE_METRICS
 
 MISSING = "–"
 # Rows beyond which a table's LaTeX is a `longtable`, which breaks across pages.
@@ -127,7 +128,6 @@ ENGINES = {
     "lingua": "lingua",
     "fasttext": "fastText",
 }
-SCORES = {"s": "S", "s_surf": "S_surf", "s_fact": "S_fact", "s_rel": "S_rel"}
 ENGINE_LABELS = {key: label[0].upper() + label[1:] for key, label in ENGINES.items()}
 
 # The status of a printed number, with a mark a reader sees at a glance.
@@ -171,7 +171,7 @@ _SCORES_BY_MODEL: _SharedFields = {
     },
     "decimals": {"mean": 1, "ci_low": 1, "ci_high": 1, "metrics_coverage": 2},
     "rows_by": "model",
-    "values": {"score": SCORES, "question_type": QUESTION_TYPE_LABELS},
+    "values": {"score": SCORE_SHORT, "question_type": QUESTION_TYPE_LABELS},
 }
 _VERDICT_COUNTS: _SharedFields = {
     "labels": {"n": "Answers"},
@@ -320,12 +320,10 @@ SPECS: dict[str, Spec] = {
         "Surface verdicts per model and question type, the answers of all languages pooled (%)",
         labels={
             "n_provider_errors": "Provider errors",
-            "pct_correct_language": "% correct language",
-            "pct_repetition": "% with repetitions",
-            "pct_surface_ok": "% without surface issues",
+            **{m.key: m.label for m in SURFACE_METRICS},
             "pct_provider_errors": "% provider errors",
         },
-        decimals={"pct_correct_language": 1, "pct_repetition": 1, "pct_surface_ok": 1, "pct_provider_errors": 1},
+        decimals={**{m.key: m.decimals for m in SURFACE_METRICS}, "pct_provider_errors": 1},
         rows_by="model",
         values={"question_type": QUESTION_TYPE_LABELS},
     ),
@@ -1110,12 +1108,13 @@ def save(frame: pl.DataFrame, out_dir, name: str, caption: str | None = None) ->
     `name`.tex (LaTeX, `latex`); return it as a table to display."""
     from pathlib import Path
 
-    from ..core import files
+    from ..core import files, outputs
     from ..core.timings import timed
     from .export import files_line, save_table
 
     save_table(frame, out_dir, name)
     with timed("static export", format="tex", figure=name):
         files.write_text(Path(out_dir) / f"{name}.tex", latex(frame, name, caption))
+    outputs.written(Path(out_dir) / f"{name}.tex", "tables.save")
     shown = show(frame, name, caption)
     return Table(shown.html + files_line(name, ("csv", "tex")), shown.rows)
