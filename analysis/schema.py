@@ -134,6 +134,11 @@ LANGUAGES = Table(
     ),
     ("language",),
 )
+# The columns of `languages` that describe a language, in the order of the paper's Table 10; the others say
+# how the suite judges its answers.
+LANGUAGE_DESCRIPTION = tuple(
+    c.name for c in LANGUAGES.columns if c.name not in ("identified", "detector", "franc_code")
+)
 CATEGORIES = Table(
     "categories",
     "The questions' topic categories (CaLMQA: the 12 categories of culturally specific questions).",

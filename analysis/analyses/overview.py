@@ -10,6 +10,7 @@ specific ones): `selection` gives a study's selection of questions, the paper's 
 import duckdb
 import polars as pl
 
+from .. import schema
 from ..core.text import inert
 from ..io import paper
 from . import dimensions, question_selection
@@ -284,29 +285,16 @@ def top_category_counts(top: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> pl
     return dimensions.in_order(counts, ["resource_level"], orders=dimensions.Orders.of(con))
 
 
-# The columns of `languages` that describe a language, in the order Table 10 shows them.
-LANGUAGE_COLUMNS = (
-    "language",
-    "iso_code",
-    "resource_level",
-    "family",
-    "branch",
-    "morphology",
-    "word_order",
-    "script",
-    "region",
-    "speakers",
-)
-
-
 def language_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The languages with what the study gives of them (the paper's Table 10: linguistic and usage
     information, as the release's languages.csv gives it), by resource level; a column no language has a
     value in is left out. `speakers` as printed, `speakers_low`/`speakers_high` as numbers (they differ
     only where a range is given, Kirundi's 12-13M)."""
-    table = con.sql(f"SELECT {', '.join(LANGUAGE_COLUMNS)} FROM languages").pl()
+    table = con.sql(f"SELECT {', '.join(schema.LANGUAGE_DESCRIPTION)} FROM languages").pl()
     table = dimensions.in_order(table, ["resource_level", "language"], orders=dimensions.Orders.of(con))
-    table = table.select(c for c in LANGUAGE_COLUMNS if c in ("language", "iso_code") or table[c].is_not_null().any())
+    table = table.select(
+        c for c in schema.LANGUAGE_DESCRIPTION if c in ("language", "iso_code") or table[c].is_not_null().any()
+    )
     if "speakers" not in table.columns:
         return table
     bounds = [_speaker_bounds(text) for text in table["speakers"].to_list()]
