@@ -178,6 +178,22 @@ _VERDICT_COUNTS: _SharedFields = {
     "rows_by": "language",
     "values": {"question_type": QUESTION_TYPE_LABELS},
 }
+# Tables 26 and 27: the annotators' severities (none, minor, major) of one issue.
+_SEVERITY_COUNTS: _SharedFields = {
+    **_VERDICT_COUNTS,
+    "labels": {"none": "None", "minor": "Minor", "major": "Major", **_VERDICT_COUNTS["labels"]},
+}
+# The most and the least similar pairs of groups (notebook 02), shown alike.
+_SIMILAR_PAIRS: _SharedFields = {
+    "labels": {
+        "rank": "Rank",
+        "group_a": "Group",
+        "group_b": "Other group",
+        "bc": "Bhattacharyya coefficient",
+        "hellinger": "Hellinger distance",
+    },
+    "decimals": {"bc": 3, "hellinger": 3},
+}
 _CLAIM_STATUS = {
     "claims": "Claims",
     "exact": "Exact",
@@ -285,25 +301,11 @@ SPECS: dict[str, Spec] = {
     "left_out_groups": Spec("Groups left out of the comparison for having too few questions"),
     "most_similar_pairs": Spec(
         "The most similar pairs of groups (highest Bhattacharyya coefficient)",
-        labels={
-            "rank": "Rank",
-            "group_a": "Group",
-            "group_b": "Other group",
-            "bc": "Bhattacharyya coefficient",
-            "hellinger": "Hellinger distance",
-        },
-        decimals={"bc": 3, "hellinger": 3},
+        **_SIMILAR_PAIRS,
     ),
     "least_similar_pairs": Spec(
         "The least similar pairs of groups (lowest Bhattacharyya coefficient)",
-        labels={
-            "rank": "Rank",
-            "group_a": "Group",
-            "group_b": "Other group",
-            "bc": "Bhattacharyya coefficient",
-            "hellinger": "Hellinger distance",
-        },
-        decimals={"bc": 3, "hellinger": 3},
+        **_SIMILAR_PAIRS,
     ),
     "pooled_resource_similarity": Spec(
         "High- against low-resource languages, each level's questions pooled",
@@ -438,15 +440,11 @@ SPECS: dict[str, Spec] = {
     ),
     "table26_factuality_counts": Spec(
         "Table 26: factuality issues found by the annotators, per language, question type and model",
-        labels={"none": "None", "minor": "Minor", "major": "Major", **_VERDICT_COUNTS["labels"]},
-        rows_by="language",
-        values=_VERDICT_COUNTS["values"],
+        **_SEVERITY_COUNTS,
     ),
     "table27_omission_counts": Spec(
         "Table 27: omissions found by the annotators, per language, question type and model",
-        labels={"none": "None", "minor": "Minor", "major": "Major", **_VERDICT_COUNTS["labels"]},
-        rows_by="language",
-        values=_VERDICT_COUNTS["values"],
+        **_SEVERITY_COUNTS,
     ),
     "human_evaluation_design": Spec(
         "What the human evaluation rated, in the counts the paper's text gives",
