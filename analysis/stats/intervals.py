@@ -106,7 +106,9 @@ def bootstrap_mean_ci(
         for start in range(0, n_resamples, block):
             size = min(block, n_resamples - start)
             drawn = rng.integers(0, len(values), size=(size, len(values)), dtype=index_type)
-            np.take(values, drawn, out=resampled[:size])
+            # mode="clip" (the indices are in range) writes straight into the buffer: NumPy buffers `out` under
+            # its default mode, to leave it untouched should an index be out of range.
+            np.take(values, drawn, out=resampled[:size], mode="clip")
             means[start : start + size] = resampled[:size].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
