@@ -44,3 +44,28 @@ def test_bootstrap_draws_the_indices_of_64_bit_draws():
     means = values[reference_rng.integers(0, len(values), size=(2000, len(values)))].mean(axis=1)
     expected = tuple(float(q) for q in np.quantile(means, [0.025, 0.975]))
     assert intervals.bootstrap_mean_ci(values, np.random.default_rng([6, 1]), 2000) == expected
+
+
+def test_bootstrap_in_blocks_draws_and_averages_as_one_block():
+    """A large group is resampled in blocks that fit the processor's cache: its interval must be the one
+    a single draw of every resample at once gives."""
+    values = np.round(np.random.default_rng(1).random(5000), 4)
+    reference_rng = np.random.default_rng([6, 2])
+    drawn = reference_rng.integers(0, len(values), size=(2000, len(values)), dtype=np.int64)
+    expected = tuple(float(q) for q in np.quantile(values[drawn].mean(axis=1), [0.025, 0.975]))
+    assert intervals.bootstrap_mean_ci(values, np.random.default_rng([6, 2]), 2000) == expected
+
+
+def test_bootstrap_cells_on_several_cores_match_the_groups_one_by_one():
+    """The groups are resampled at once on every core; each cell's interval is still its own group's,
+    drawn from its own generator, in the groups' order."""
+    import polars as pl
+
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({"group": rng.integers(0, 7, 3000), "value": np.round(rng.random(3000), 3)})
+    cells = intervals.bootstrap_cells(frame, ["group"], "value", n_resamples=300)
+    for row in cells.iter_rows(named=True):
+        values = frame.filter(pl.col("group") == row["group"])["value"].to_numpy()
+        low, high = intervals.bootstrap_mean_ci(values, intervals._group_rng(intervals.SEED, (row["group"],)), 300)
+        assert (row["n_valid"], row["ci_low"], row["ci_high"]) == (len(values), low, high)
+    assert cells["group"].to_list() == sorted(set(frame["group"]))
