@@ -9,14 +9,16 @@ the libraries the verdicts run and langid's model (`executors.identity`); a diff
 naming both. A plugin then loads the models on every worker, and on every worker that joins later
 (a worker the nanny restarts, a machine added), which it first checks the same way.
 
-Chunks are submitted a batch at a time (`Client.map`) and their results taken as they complete, so at
-most the batches the stages keep in flight are held anywhere. A worker that dies mid-chunk has its
+Chunks are submitted `IN_FLIGHT_PER_THREAD` per worker thread at a time, the next as each result is
+taken, so that the scheduler (in the driver's process with `local:N`) holds the texts of those chunks
+only, not of every batch the stages keep in flight. A worker that dies mid-chunk has its
 chunk run again on another by the scheduler; a scheduler that cannot be reached, or that goes away
 during the build, ends it with one message naming its address (a `Failure`: exit status 2, and the
 build's temporary database is removed, so the previous one stays byte-identical).
 """
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
@@ -31,8 +33,11 @@ from ..core.errors import Failure, WorkerRefused
 
 # How long the driver tries to reach the scheduler, and waits for it to have a worker.
 CONNECT_SECONDS = 10
-# Dask warns when the tasks sent at once exceed this size (10 MB by default); a batch's are below it.
+# Dask warns when the tasks sent at once exceed this size (10 MB by default); a chunk's are below it.
 GRAPH_WARNING = "1GiB"
+# Chunks submitted at once per worker thread: one running, one waiting on the worker so that it never
+# waits for the driver, and no more, as their texts are held by the scheduler until their results are taken.
+IN_FLIGHT_PER_THREAD = 2
 # Where to read how to start a cluster.
 HOW_TO = "docs/performance.md, section On a cluster"
 
@@ -130,21 +135,48 @@ def _check_versions(client: distributed.Client, address: str, identity: Callable
         )
 
 
-def _results(client: distributed.Client, futures: list, address: str) -> Iterator:
-    """The futures' results as they complete, with the cluster's failures said in one message each."""
-    try:
-        for future in distributed.as_completed(futures, loop=client.loop):
-            yield future.result()
-            future.release()
-    except distributed.client.FutureCancelledError as exc:
-        raise Failure(
-            f"the Dask scheduler at {address} went away during the build ({exc.reason}); nothing was written"
-        ) from None
-    except distributed.KilledWorker as exc:
-        raise Failure(
-            f"a chunk was run on {exc.allowed_failures + 1} workers of the Dask cluster at {address} and each died "
-            f"while running it (the last, {exc.last_worker.address}); nothing was written"
-        ) from None
+def _results(client: distributed.Client, run: Callable, items: Iterable, key: str, address: str) -> Iterator:
+    """`run` over `items` on the cluster, the results as they complete, with the cluster's failures said in
+    one message each. At most `IN_FLIGHT_PER_THREAD` items per worker thread are submitted at once, the
+    first ones before this returns (so that the workers start while the caller does something else), the
+    next each time a result is taken: the texts the items carry are held by the scheduler, which runs in
+    this process with `local:N`, only while their chunks are in flight."""
+    waiting = collections.deque(items)
+    window = IN_FLIGHT_PER_THREAD * sum(client.nthreads().values())
+    completed = distributed.as_completed(loop=client.loop)
+
+    def submit() -> None:
+        try:
+            # Named after the function (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
+            completed.add(client.submit(run, waiting.popleft(), key=f"{key}-{uuid.uuid4().hex}", pure=False))
+        except OSError as exc:
+            raise Failure(
+                f"the Dask scheduler at {address} went away during the build ({exc}); nothing was written"
+            ) from None
+
+    with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
+        while waiting and completed.count() < window:
+            submit()
+
+    def taken() -> Iterator:
+        try:
+            for future in completed:
+                result = future.result()
+                future.release()
+                if waiting:
+                    submit()
+                yield result
+        except distributed.client.FutureCancelledError as exc:
+            raise Failure(
+                f"the Dask scheduler at {address} went away during the build ({exc.reason}); nothing was written"
+            ) from None
+        except distributed.KilledWorker as exc:
+            raise Failure(
+                f"a chunk was run on {exc.allowed_failures + 1} workers of the Dask cluster at {address} and each "
+                f"died while running it (the last, {exc.last_worker.address}); nothing was written"
+            ) from None
+
+    return taken()
 
 
 @contextlib.contextmanager
@@ -189,19 +221,9 @@ def connect(
         stack.callback(_unregister, client, token)
 
         def map_unordered(function: Callable, items: Iterable) -> Iterator:
-            try:
-                # A batch's texts travel inside its tasks, tens of MB, on purpose: data scattered to a worker
-                # would die with it, and its chunk could not be run again. Named after the function
-                # (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
-                with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
-                    futures = client.map(
-                        functools.partial(_run, token, function), list(items), key=function.__name__, pure=False
-                    )
-            except OSError as exc:
-                raise Failure(
-                    f"the Dask scheduler at {dask} went away during the build ({exc}); nothing was written"
-                ) from None
-            return _results(client, futures, dask)
+            # A chunk's texts travel inside its task, on purpose: data scattered to a worker would die with
+            # it, and its chunk could not be run again.
+            return _results(client, functools.partial(_run, token, function), items, function.__name__, dask)
 
         yield map_unordered, sum(client.nthreads().values()), f"Dask {dask}"
 
