@@ -1,7 +1,8 @@
 """The verdict stages' chunks on a Dask cluster (`executors.start` with DASK; nothing else imports this
 module, so a build without DASK imports no dask).
 
-`DASK=local:N` starts a `LocalCluster` of N worker processes of one thread each on this machine;
+`DASK=local:N` starts N worker processes of one thread each on this machine, and their scheduler in a
+process of its own (`_local_cluster`);
 `DASK=tcp://host:port` connects to a running scheduler (`dask scheduler`, with workers started by
 `dask worker tcp://host:port`), within `CONNECT_SECONDS`. Before any work is sent, every worker's
 versions are compared with the driver's: Dask's own packages (`Client.get_versions`), and the package,
@@ -10,8 +11,8 @@ naming both. A plugin then loads the models on every worker, and on every worker
 (a worker the nanny restarts, a machine added), which it first checks the same way.
 
 Chunks are submitted `IN_FLIGHT_PER_THREAD` per worker thread at a time, the next as each result is
-taken, so that the scheduler (in the driver's process with `local:N`) holds the texts of those chunks
-only, not of every batch the stages keep in flight. A worker that dies mid-chunk has its
+taken, so that the scheduler holds the texts of those chunks only, not of every batch the stages keep
+in flight. A worker that dies mid-chunk has its
 chunk run again on another by the scheduler; a scheduler that cannot be reached, or that goes away
 during the build, ends it with one message naming its address (a `Failure`: exit status 2, and the
 build's temporary database is removed, so the previous one stays byte-identical).
@@ -22,6 +23,8 @@ import collections
 import contextlib
 import functools
 import logging
+import os
+import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 
@@ -139,8 +142,8 @@ def _results(client: distributed.Client, run: Callable, items: Iterable, key: st
     """`run` over `items` on the cluster, the results as they complete, with the cluster's failures said in
     one message each. At most `IN_FLIGHT_PER_THREAD` items per worker thread are submitted at once, the
     first ones before this returns (so that the workers start while the caller does something else), the
-    next each time a result is taken: the texts the items carry are held by the scheduler, which runs in
-    this process with `local:N`, only while their chunks are in flight."""
+    next each time a result is taken: the texts the items carry are held by the scheduler only while
+    their chunks are in flight."""
     waiting = collections.deque(items)
     window = IN_FLIGHT_PER_THREAD * sum(client.nthreads().values())
     completed = distributed.as_completed(loop=client.loop)
@@ -180,6 +183,47 @@ def _results(client: distributed.Client, run: Callable, items: Iterable, key: st
 
 
 @contextlib.contextmanager
+def _environment(**variables: str) -> Iterator[None]:
+    """The environment variables set for the processes started in the block."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def _local_cluster(n_workers: int, folder: str) -> distributed.SpecCluster:
+    """N worker processes of one thread each on this machine, and their scheduler in a process of its own:
+    in this one (as `LocalCluster` runs it) it would hold the texts of the chunks in flight, and what its
+    messages leave behind, in the driver's memory."""
+    from distributed.deploy.subprocess import SubprocessScheduler
+
+    # Its HTTP server (the dashboard's, without bokeh) on a free port of this machine only: by default it
+    # takes 8787, or warns when another cluster has it.
+    scheduler_options = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "dashboard": True,
+        "dashboard_address": "127.0.0.1:0",
+        "scheduler_file": os.path.join(folder, "scheduler.json"),  # where it says its address
+    }
+    worker = {"cls": distributed.Nanny, "options": {"host": "127.0.0.1", "nthreads": 1, "silence_logs": logging.ERROR}}
+    # The scheduler's process logs errors only (its configuration is read from the environment it
+    # inherits): its standard error is a pipe nobody reads while it runs.
+    with _environment(DASK_LOGGING__DISTRIBUTED="error"):
+        return distributed.SpecCluster(
+            scheduler={"cls": SubprocessScheduler, "options": {"scheduler_kwargs": scheduler_options}},
+            workers=dict.fromkeys(range(n_workers), worker),
+            silence_logs=logging.ERROR,
+        )
+
+
+@contextlib.contextmanager
 def connect(
     dask: str, load: Callable[[], None], identity: Callable[[], dict]
 ) -> Iterator[tuple[Callable[[Callable, Iterable], Iterator], int, str]]:
@@ -187,14 +231,8 @@ def connect(
     models loaded by `load`: yields (map_unordered, the workers' threads, where for the progress bars)."""
     with contextlib.ExitStack() as stack:
         if dask.startswith("local:"):
-            cluster = distributed.LocalCluster(
-                n_workers=int(dask.removeprefix("local:")),
-                threads_per_worker=1,
-                processes=True,
-                # Its HTTP server (the dashboard's, without bokeh) on a free port of this machine only: by
-                # default it takes 8787, or warns when another cluster has it.
-                dashboard_address="127.0.0.1:0",
-                silence_logs=logging.ERROR,
+            cluster = _local_cluster(
+                int(dask.removeprefix("local:")), stack.enter_context(tempfile.TemporaryDirectory())
             )
             stack.enter_context(cluster)
             address = cluster.scheduler_address

@@ -288,11 +288,12 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "batch at a time (`pipeline/surface.py`, `BATCH_SIZE` answers), sends each batch's chunks to the workers, and writes their verdicts in "
             "batch order, so the tables are the same to the byte as without DASK. At most two batches are in "
             "flight, and of those only two chunks per worker thread are on the cluster at once, the next sent as "
-            "each result comes back (`dask_executor.IN_FLIGHT_PER_THREAD`): with `local:N` the scheduler runs in "
-            "the driver's process and holds the texts of the chunks it was sent. Without DASK the build forks its worker processes as before and imports no dask.",
+            "each result comes back (`dask_executor.IN_FLIGHT_PER_THREAD`): the scheduler holds the texts of the "
+            "chunks it was sent. Without DASK the build forks its worker processes as before and imports no dask.",
             "",
             "- `DASK=local:N` starts a cluster of N worker processes (one thread each) on this machine for the "
-            "build and stops it afterwards.",
+            "build, and its scheduler in a process of its own (not in the driver's, where `LocalCluster` would "
+            "run it, holding the texts in flight), and stops them afterwards.",
             "- `DASK=tcp://host:8786` uses a running cluster. On one machine, `dask scheduler` (port 8786; its "
             "dashboard on 8787 when bokeh is installed); on each worker machine, "
             "`dask worker tcp://host:8786 --nworkers N --nthreads 1`, one process per core, since the verdicts are "
