@@ -156,7 +156,8 @@ def study(tmp_path_factory, language_id_model) -> tuple[Path, Path]:
 
 @pytest.fixture
 def cluster():
-    """A LocalCluster of two worker processes of one thread, as `DASK=local:2` starts."""
+    """A LocalCluster of two worker processes of one thread, as `DASK=local:2` starts (which runs their
+    scheduler in a process of its own)."""
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
     ) as local:

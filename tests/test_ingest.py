@@ -158,3 +158,69 @@ def test_fijian_code_in_ratings(tmp_path):
     write_ratings(folder, [rating_row(language="fi")])
     # `fi` means Fijian in the annotation tool, so a German question does not match it
     assert "matches 0 specific Fijian questions" in _problems(folder)
+
+
+# ------------------------------------------------------------------ a dataset file read an entry at a time
+
+
+def _both_readings(path, monkeypatch=None, language="German"):
+    """A dataset file read an entry at a time and read whole: the frames and the problems of each. With
+    `monkeypatch`, the file cannot be read whole the first time: the frames are those of the entries
+    read one at a time."""
+    from analysis.core.errors import Problems
+    from analysis.io import ingest
+
+    streamed, whole = Problems(), Problems()
+    expected = ingest._frames(*ingest.read_dataset_file(path, "specific", language, whole), dataset_file=path.name)
+    if monkeypatch is not None:
+        monkeypatch.setattr(ingest, "read_dataset_file", None)
+    return ingest.read_dataset_frames(path, "specific", language, streamed), streamed.items, expected, whole.items
+
+
+def _german_file(tmp_path):
+    folder = write_release(tmp_path / "release")
+    return next((folder / "datasets").glob("dataset-specific-german.json*"))
+
+
+@pytest.mark.parametrize("window", [7, 64, 1 << 22])
+def test_a_file_read_an_entry_at_a_time_gives_the_frames_of_the_file_read_whole(tmp_path, monkeypatch, window):
+    from analysis.io import ingest
+
+    source = _german_file(tmp_path)
+    with ingest.open_uncompressed(source) as handle:
+        data = json.load(handle)
+    path = tmp_path / "dataset-specific-german.json"
+    # Spaces and line ends between the tokens, and entries cut by the window's end wherever it falls.
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setattr(ingest, "WINDOW_BYTES", window)
+    monkeypatch.setattr(ingest, "FRAME_ANSWERS", 3)  # several frames per file
+    readings = _both_readings(path, monkeypatch)
+    (questions, answers), problems, (whole_questions, whole_answers), whole_problems = readings
+    assert answers.height > 3 and problems == whole_problems == []
+    assert questions.equals(whole_questions) and answers.equals(whole_answers)
+    assert questions.schema == whole_questions.schema and answers.schema == whole_answers.schema
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text[:-2] + ',"entries": []}',  # a key twice at the top level
+        lambda text: text[:-2] + '], "other": 1}',  # another key, which the reader ignores
+        lambda text: text[:-2] + ", 12 34]}",  # invalid JSON in the last entry
+        lambda text: text[:-2] + ", 1234567]}",  # a number, which a window may cut
+        lambda text: text[:-1] + " x",  # something after the object
+        lambda text: "\ufeff" + text,  # a byte-order mark
+        lambda text: text.replace('"name"', '"name": 1, "name"', 1),  # a key twice in an entry
+    ],
+)
+def test_a_file_that_is_not_plain_entries_is_read_whole_with_the_same_problems(tmp_path, monkeypatch, edit):
+    from analysis.io import ingest
+
+    with ingest.open_uncompressed(_german_file(tmp_path)) as handle:
+        text = json.dumps(json.load(handle), ensure_ascii=False)
+    path = tmp_path / "dataset-specific-german.json"
+    path.write_text(edit(text), encoding="utf-8")
+    monkeypatch.setattr(ingest, "WINDOW_BYTES", 5)
+    (questions, answers), problems, (whole_questions, whole_answers), whole_problems = _both_readings(path)
+    assert problems == whole_problems
+    assert questions.equals(whole_questions) and answers.equals(whole_answers)

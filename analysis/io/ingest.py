@@ -5,12 +5,13 @@ A release folder holds `datasets/dataset-{specific,agnostic}-LANGUAGE.json[.gz]`
 one `InputError` naming the file, the record and the field, before anything is written anywhere.
 """
 
+import codecs
 import collections
 import contextlib
 import gc
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -195,9 +196,20 @@ def read_dataset_file(
         problems.add(path, "top level", "entries", 'expected an object {"entries": [...]}')
         return [], []
     questions, answers = [], []
+    for question, its_answers in _entry_records(data["entries"], path, question_type, language, problems, new_models):
+        questions.append(question)
+        answers.extend(its_answers)
+    return questions, answers
+
+
+def _entry_records(
+    entries: Iterable, path: Path, question_type: str, language: str, problems: Problems, new_models: bool = False
+) -> Iterator[tuple[dict, list[dict]]]:
+    """The record of each valid question of `entries` (a dataset file's, in order) with those of its valid
+    answers; every problem is added to `problems`, and an entry with one gives no record."""
     seen_questions, seen_answers = set(), set()
     type_code = next(k for k, v in vocab.QUESTION_TYPE_BY_CODE.items() if v == question_type)
-    for index, entry in enumerate(data["entries"]):
+    for index, entry in enumerate(entries):
         question = entry.get("question") if isinstance(entry, dict) else None
         if not isinstance(question, dict) or not isinstance(question.get("name"), str):
             problems.add(path, f"entry {index}", "question.name", "missing; every entry needs a question with a name")
@@ -261,20 +273,19 @@ def read_dataset_file(
             entry_answers = []
         if len(problems.items) > found:
             continue
-        questions.append(
-            {
-                "name": name,
-                "language": language,
-                "question_type": question_type,
-                "source": question["source"],
-                "collector": question["collector"],
-                "category": category,
-                "text": text,
-                "text_en": text_en,
-                "upstream_human_evaluated": question["human_evaluated"],
-                "url": url,
-            }
-        )
+        question_record = {
+            "name": name,
+            "language": language,
+            "question_type": question_type,
+            "source": question["source"],
+            "collector": question["collector"],
+            "category": category,
+            "text": text,
+            "text_en": text_en,
+            "upstream_human_evaluated": question["human_evaluated"],
+            "url": url,
+        }
+        accepted = []
         for a_index, answer in enumerate(entry_answers):
             parsed = _read_answer(answer, path, f"{record}, answer {a_index}", problems, new_models)
             if parsed is None:
@@ -293,8 +304,8 @@ def read_dataset_file(
             seen_answers.add(parsed["name"])
             parsed["question_name"] = name
             parsed["question_language"] = language
-            answers.append(parsed)
-    return questions, answers
+            accepted.append(parsed)
+        yield question_record, accepted
 
 
 def model_key(name: str) -> str:
@@ -583,8 +594,124 @@ def read_datasets(
     for path, question_type, language in tqdm(
         files, desc="read datasets", unit="file", disable=None if progress else True
     ):
-        # The records go as soon as they are frames, not after the next file is read.
-        yield _frames(*read_dataset_file(path, question_type, language, problems), dataset_file=path.name)
+        yield read_dataset_frames(path, question_type, language, problems)
+
+
+# A dataset file is parsed from a window of this many bytes of it at a time (more while one entry is
+# longer), and its records become frames every `FRAME_ANSWERS` answers: the largest file of the release
+# at 50x (Hindi, 165 MB) read whole took 600 MB besides the frames (its bytes, its text, the decoder's
+# buffers, then the text and every parsed object at once).
+WINDOW_BYTES = 1 << 22
+FRAME_ANSWERS = 10_000
+_JSON_TOKEN = re.compile(r"[^ \t\n\r]")  # the first character after JSON's white space
+
+
+class _NotStreamable(Exception):
+    """The file is not plain `{"entries": [...]}` in UTF-8 and JSON within the size limit: it is read
+    whole instead (`read_dataset_file`), which names its problem exactly."""
+
+
+class _EntryStream:
+    """The entries of a dataset file `{"entries": [...]}`, parsed one at a time from a window of its text
+    that moves along the file: never the whole file's text nor its parsed objects at once. Anything else
+    than that plain shape, valid, raises `_NotStreamable`. A value cut by the window's end fails to parse
+    and is parsed again from a window twice as long, so every character is parsed a bounded number of
+    times; a number so cut parses short, but the next character is then no separator, and the file is
+    read whole."""
+
+    def __init__(self, handle) -> None:
+        self.handle, self.utf8 = handle, codecs.getincrementaldecoder("utf-8")()
+        self.decoder = json.JSONDecoder(parse_constant=records.refuse_constant, object_pairs_hook=records.unique_keys)
+        self.text, self.at, self.bytes_read, self.ended = "", 0, 0, False
+
+    def _more(self) -> bool:
+        """Extend the window past its end (dropping what was parsed): False at the end of the file."""
+        if self.ended:
+            return False
+        try:
+            raw = self.handle.read(max(WINDOW_BYTES, 2 * (len(self.text) - self.at)))
+            part = self.utf8.decode(raw, final=not raw)
+        except (*UNREADABLE, UnicodeDecodeError):
+            raise _NotStreamable from None
+        self.bytes_read += len(raw)
+        if self.bytes_read > records.MAX_FILE_BYTES:
+            raise _NotStreamable
+        self.ended = not raw
+        self.text, self.at = self.text[self.at :] + part, 0
+        return True
+
+    def _space(self) -> None:
+        """Move past JSON's white space, reading on while the window ends in it."""
+        while True:
+            token = _JSON_TOKEN.search(self.text, self.at)
+            self.at = token.start() if token else len(self.text)
+            if token or not self._more():
+                return
+
+    def _expect(self, literal: str) -> None:
+        self._space()
+        while len(self.text) - self.at < len(literal) and self._more():
+            pass
+        if not self.text.startswith(literal, self.at):
+            raise _NotStreamable
+        self.at += len(literal)
+
+    def _next_is(self, literal: str) -> bool:
+        self._space()
+        return self.text.startswith(literal, self.at)
+
+    def _value(self):
+        while True:
+            try:
+                value, self.at = self.decoder.raw_decode(self.text, self.at)
+                return value
+            except (ValueError, RecursionError):
+                if not self._more():
+                    raise _NotStreamable from None
+
+    def __iter__(self) -> Iterator:
+        self._expect("{")
+        self._expect('"entries"')
+        self._expect(":")
+        self._expect("[")
+        if not self._next_is("]"):
+            while True:
+                self._space()
+                yield self._value()
+                if not self._next_is(","):
+                    break
+                self._expect(",")
+        self._expect("]")
+        self._expect("}")
+        self._space()
+        if self.at < len(self.text):
+            raise _NotStreamable
+
+
+def read_dataset_frames(
+    path: Path, question_type: str, language: str, problems: Problems
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The questions and answers of one dataset file as frames (`read_dataset_file`'s records, with the
+    name of the file), in bounded memory: its entries parsed one at a time (`_EntryStream`), their records
+    made frames every `FRAME_ANSWERS` answers. A file that is not plain `{"entries": [...]}` JSON is
+    read whole by `read_dataset_file`, which names its problem; the records and problems are the same."""
+    found = Problems()
+    questions: list[dict] = []
+    answers: list[dict] = []
+    parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+    try:
+        with _cyclic_gc_paused(), open_uncompressed(path) as handle:
+            for question, its_answers in _entry_records(_EntryStream(handle), path, question_type, language, found):
+                questions.append(question)
+                answers.extend(its_answers)
+                if len(answers) >= FRAME_ANSWERS:
+                    parts.append(_frames(questions, answers, path.name))
+                    questions, answers = [], []
+    except (_NotStreamable, *UNREADABLE):
+        return _frames(*read_dataset_file(path, question_type, language, problems), dataset_file=path.name)
+    problems.items.extend(found.items)
+    parts.append(_frames(questions, answers, path.name))
+    return pl.concat([q for q, _ in parts]), pl.concat([a for _, a in parts])
 
 
 def _frames(questions: list[dict], answers: list[dict], dataset_file: str) -> tuple[pl.DataFrame, pl.DataFrame]:

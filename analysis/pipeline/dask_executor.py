@@ -1,7 +1,8 @@
 """The verdict stages' chunks on a Dask cluster (`executors.start` with DASK; nothing else imports this
 module, so a build without DASK imports no dask).
 
-`DASK=local:N` starts a `LocalCluster` of N worker processes of one thread each on this machine;
+`DASK=local:N` starts N worker processes of one thread each on this machine, and their scheduler in a
+process of its own (`_local_cluster`);
 `DASK=tcp://host:port` connects to a running scheduler (`dask scheduler`, with workers started by
 `dask worker tcp://host:port`), within `CONNECT_SECONDS`. Before any work is sent, every worker's
 versions are compared with the driver's: Dask's own packages (`Client.get_versions`), and the package,
@@ -9,17 +10,21 @@ the libraries the verdicts run and langid's model (`executors.identity`); a diff
 naming both. A plugin then loads the models on every worker, and on every worker that joins later
 (a worker the nanny restarts, a machine added), which it first checks the same way.
 
-Chunks are submitted a batch at a time (`Client.map`) and their results taken as they complete, so at
-most the batches the stages keep in flight are held anywhere. A worker that dies mid-chunk has its
+Chunks are submitted `IN_FLIGHT_PER_THREAD` per worker thread at a time, the next as each result is
+taken, so that the scheduler holds the texts of those chunks only, not of every batch the stages keep
+in flight. A worker that dies mid-chunk has its
 chunk run again on another by the scheduler; a scheduler that cannot be reached, or that goes away
 during the build, ends it with one message naming its address (a `Failure`: exit status 2, and the
 build's temporary database is removed, so the previous one stays byte-identical).
 """
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
+import os
+import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 
@@ -31,8 +36,11 @@ from ..core.errors import Failure, WorkerRefused
 
 # How long the driver tries to reach the scheduler, and waits for it to have a worker.
 CONNECT_SECONDS = 10
-# Dask warns when the tasks sent at once exceed this size (10 MB by default); a batch's are below it.
+# Dask warns when the tasks sent at once exceed this size (10 MB by default); a chunk's are below it.
 GRAPH_WARNING = "1GiB"
+# Chunks submitted at once per worker thread: one running, one waiting on the worker so that it never
+# waits for the driver, and no more, as their texts are held by the scheduler until their results are taken.
+IN_FLIGHT_PER_THREAD = 2
 # Where to read how to start a cluster.
 HOW_TO = "docs/performance.md, section On a cluster"
 
@@ -130,21 +138,89 @@ def _check_versions(client: distributed.Client, address: str, identity: Callable
         )
 
 
-def _results(client: distributed.Client, futures: list, address: str) -> Iterator:
-    """The futures' results as they complete, with the cluster's failures said in one message each."""
+def _results(client: distributed.Client, run: Callable, items: Iterable, key: str, address: str) -> Iterator:
+    """`run` over `items` on the cluster, the results as they complete, with the cluster's failures said in
+    one message each. At most `IN_FLIGHT_PER_THREAD` items per worker thread are submitted at once, the
+    first ones before this returns (so that the workers start while the caller does something else), the
+    next each time a result is taken: the texts the items carry are held by the scheduler only while
+    their chunks are in flight."""
+    waiting = collections.deque(items)
+    window = IN_FLIGHT_PER_THREAD * sum(client.nthreads().values())
+    completed = distributed.as_completed(loop=client.loop)
+
+    def submit() -> None:
+        try:
+            # Named after the function (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
+            completed.add(client.submit(run, waiting.popleft(), key=f"{key}-{uuid.uuid4().hex}", pure=False))
+        except OSError as exc:
+            raise Failure(
+                f"the Dask scheduler at {address} went away during the build ({exc}); nothing was written"
+            ) from None
+
+    with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
+        while waiting and completed.count() < window:
+            submit()
+
+    def taken() -> Iterator:
+        try:
+            for future in completed:
+                result = future.result()
+                future.release()
+                if waiting:
+                    submit()
+                yield result
+        except distributed.client.FutureCancelledError as exc:
+            raise Failure(
+                f"the Dask scheduler at {address} went away during the build ({exc.reason}); nothing was written"
+            ) from None
+        except distributed.KilledWorker as exc:
+            raise Failure(
+                f"a chunk was run on {exc.allowed_failures + 1} workers of the Dask cluster at {address} and each "
+                f"died while running it (the last, {exc.last_worker.address}); nothing was written"
+            ) from None
+
+    return taken()
+
+
+@contextlib.contextmanager
+def _environment(**variables: str) -> Iterator[None]:
+    """The environment variables set for the processes started in the block."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
     try:
-        for future in distributed.as_completed(futures, loop=client.loop):
-            yield future.result()
-            future.release()
-    except distributed.client.FutureCancelledError as exc:
-        raise Failure(
-            f"the Dask scheduler at {address} went away during the build ({exc.reason}); nothing was written"
-        ) from None
-    except distributed.KilledWorker as exc:
-        raise Failure(
-            f"a chunk was run on {exc.allowed_failures + 1} workers of the Dask cluster at {address} and each died "
-            f"while running it (the last, {exc.last_worker.address}); nothing was written"
-        ) from None
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def _local_cluster(n_workers: int, folder: str) -> distributed.SpecCluster:
+    """N worker processes of one thread each on this machine, and their scheduler in a process of its own:
+    in this one (as `LocalCluster` runs it) it would hold the texts of the chunks in flight, and what its
+    messages leave behind, in the driver's memory."""
+    from distributed.deploy.subprocess import SubprocessScheduler
+
+    # Its HTTP server (the dashboard's, without bokeh) on a free port of this machine only: by default it
+    # takes 8787, or warns when another cluster has it.
+    scheduler_options = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "dashboard": True,
+        "dashboard_address": "127.0.0.1:0",
+        "scheduler_file": os.path.join(folder, "scheduler.json"),  # where it says its address
+    }
+    worker = {"cls": distributed.Nanny, "options": {"host": "127.0.0.1", "nthreads": 1, "silence_logs": logging.ERROR}}
+    # The scheduler's process logs errors only (its configuration is read from the environment it
+    # inherits): its standard error is a pipe nobody reads while it runs.
+    with _environment(DASK_LOGGING__DISTRIBUTED="error"):
+        return distributed.SpecCluster(
+            scheduler={"cls": SubprocessScheduler, "options": {"scheduler_kwargs": scheduler_options}},
+            workers=dict.fromkeys(range(n_workers), worker),
+            silence_logs=logging.ERROR,
+        )
 
 
 @contextlib.contextmanager
@@ -155,14 +231,8 @@ def connect(
     models loaded by `load`: yields (map_unordered, the workers' threads, where for the progress bars)."""
     with contextlib.ExitStack() as stack:
         if dask.startswith("local:"):
-            cluster = distributed.LocalCluster(
-                n_workers=int(dask.removeprefix("local:")),
-                threads_per_worker=1,
-                processes=True,
-                # Its HTTP server (the dashboard's, without bokeh) on a free port of this machine only: by
-                # default it takes 8787, or warns when another cluster has it.
-                dashboard_address="127.0.0.1:0",
-                silence_logs=logging.ERROR,
+            cluster = _local_cluster(
+                int(dask.removeprefix("local:")), stack.enter_context(tempfile.TemporaryDirectory())
             )
             stack.enter_context(cluster)
             address = cluster.scheduler_address
@@ -189,19 +259,9 @@ def connect(
         stack.callback(_unregister, client, token)
 
         def map_unordered(function: Callable, items: Iterable) -> Iterator:
-            try:
-                # A batch's texts travel inside its tasks, tens of MB, on purpose: data scattered to a worker
-                # would die with it, and its chunk could not be run again. Named after the function
-                # (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
-                with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
-                    futures = client.map(
-                        functools.partial(_run, token, function), list(items), key=function.__name__, pure=False
-                    )
-            except OSError as exc:
-                raise Failure(
-                    f"the Dask scheduler at {dask} went away during the build ({exc}); nothing was written"
-                ) from None
-            return _results(client, futures, dask)
+            # A chunk's texts travel inside its task, on purpose: data scattered to a worker would die with
+            # it, and its chunk could not be run again.
+            return _results(client, functools.partial(_run, token, function), items, function.__name__, dask)
 
         yield map_unordered, sum(client.nthreads().values()), f"Dask {dask}"
 

@@ -39,7 +39,8 @@ _PACKAGE_FOLDER = Path(__file__).resolve().parent.parent
 _LOCAL = re.compile(r"local:([1-9][0-9]*)")
 _ADDRESS = re.compile(r"tcp://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 
-# map(function, items): submits every item at once and yields the results as they come, in any order.
+# map(function, items): runs `function` on every item on the workers and yields the results as they come,
+# in any order; every item is taken when it is called (the Dask cluster's are submitted a few at a time).
 MapUnordered = Callable[[Callable, Iterable], Iterator]
 # A surface chunk names the n-gram engine as its identifier by this prefix and the engine's key.
 _NGRAM = "ngram:"

@@ -249,7 +249,11 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "question ids (`ingest.read_datasets(in_id_order=True)`: by language, culturally specific before agnostic), "
             "so each file's questions and answers are numbered and stored on their own, after those of the files "
             "before: no step sorts or joins the whole release, and all of it happens in one transaction, so the "
-            "answers do not go through the write-ahead log. The cyclic garbage collector is paused while a file is "
+            "answers do not go through the write-ahead log. A file is parsed an entry at a time from a window of "
+            "its text that moves along it (`ingest.read_dataset_frames`), its records made frames every 10,000 "
+            "answers: at x50 the largest file (Hindi, 165 MB) read whole took 600 MB besides its frames, read so "
+            'under 250 MB with them; a file that is not plain `{"entries": [...]}` JSON is read whole, which names '
+            "its problem. The cyclic garbage collector is paused while a file is "
             "parsed: its millions of fresh dicts and strings hold no reference cycle.",
             "- **Surface stage** (`pipeline/surface.py`). One pool of worker processes for all batches, forked before "
             "the build opens the database with the models loaded (`pipeline/executors.py`; a worker keeps a copy of "
@@ -282,11 +286,14 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "(`distributed`'s scheduler; `pipeline/executors.py`, `pipeline/dask_executor.py`). The driver, the "
             "machine that runs `make`, keeps the rest: it reads the release, reads the answers from the database a "
             "batch at a time (`pipeline/surface.py`, `BATCH_SIZE` answers), sends each batch's chunks to the workers, and writes their verdicts in "
-            "batch order, so the tables are the same to the byte as without DASK, and at most two batches are in "
-            "flight. Without DASK the build forks its worker processes as before and imports no dask.",
+            "batch order, so the tables are the same to the byte as without DASK. At most two batches are in "
+            "flight, and of those only two chunks per worker thread are on the cluster at once, the next sent as "
+            "each result comes back (`dask_executor.IN_FLIGHT_PER_THREAD`): the scheduler holds the texts of the "
+            "chunks it was sent. Without DASK the build forks its worker processes as before and imports no dask.",
             "",
             "- `DASK=local:N` starts a cluster of N worker processes (one thread each) on this machine for the "
-            "build and stops it afterwards.",
+            "build, and its scheduler in a process of its own (not in the driver's, where `LocalCluster` would "
+            "run it, holding the texts in flight), and stops them afterwards.",
             "- `DASK=tcp://host:8786` uses a running cluster. On one machine, `dask scheduler` (port 8786; its "
             "dashboard on 8787 when bokeh is installed); on each worker machine, "
             "`dask worker tcp://host:8786 --nworkers N --nthreads 1`, one process per core, since the verdicts are "
