@@ -204,6 +204,14 @@ nor a method under a decorator other than `@staticmethod` and `@classmethod` (a 
 `tests/test_rule_boundaries.py`, which asserts its value and the boundary on both sides, and the comparison
 that applies it (`>=`) is mutated in its function. SQL held in module-level strings is not mutated either.
 
+A mutant's tests run in a process that mutmut forks from its fork server, and stop at the first failure. A
+test on the tiny database (tests/conftest.py) builds it there, and that build can hang on a worker process it
+forks (the same tests finish in seconds in a process of their own): mutmut then stops the process at its
+time limit (`timeout`, counted as killed, as mutmut counts it) or by SIGKILL (exit -9, which mutmut files
+under `segfault`: shown here as `SIGKILL (hung)`, not counted). Under mutmut the tests that build databases
+(the long files of `make test` and the tests on the tiny database) run last, so a mutant that a unit test
+kills is killed before any build.
+
 | Module | What it holds | Mutated | Mutants | Killed | Of which timed out | Score |
 |---|---|---|---:|---:|---:|---:|
 {chr(10).join(rows)}
