@@ -37,6 +37,10 @@ REQUIRED_SCORE = 90.0
 # How mutmut records a mutant that the tests detected: a failing test, or one the mutant made run past its
 # time limit (an endless loop).
 DETECTED = {"killed", "timeout"}
+# mutmut files a test process ended by SIGKILL (exit -9) under "segfault", beside a real segmentation fault
+# (-11). Those seen here hung (a database build waiting on a worker it forked) and were killed, or were
+# killed by a run stopped under them: named so; like every mutant not killed, tested again by the next run.
+STATUS_BY_EXIT_CODE = {-9: "SIGKILL (hung)"}
 
 
 def _pyproject() -> dict:
@@ -88,7 +92,7 @@ def results(module: str, functions: list[str] | None) -> dict[str, str]:
     data.load()
     wanted = None if functions is None else {mutmut_function_name(f) for f in functions}
     return {
-        name: status_by_exit_code[code]
+        name: STATUS_BY_EXIT_CODE.get(code) or status_by_exit_code[code]
         for name, code in sorted(data.exit_code_by_key.items(), key=_natural)
         if wanted is None or name.rpartition(".")[2].partition("__mutmut_")[0] in wanted
     }
@@ -194,10 +198,19 @@ source with `# pragma: no mutate` and a comment saying why, and mutmut makes no 
 The rule modules are `[tool.mutmut] only_mutate` in `pyproject.toml`: a module made of rules is added with
 one line there and mutated whole; a module that also holds plumbing (workers, queries, the text of a
 report) names the functions that make its rules in `[tool.calmqa.mutant-functions]`. Then `make mutants`,
-and commit this page. mutmut mutates the code inside functions and methods, not module-level assignments:
-a threshold kept as a module constant (`intervals.MIN_VALID`, `surface.REPETITION_MIN_COUNT`) is pinned by
+and commit this page. mutmut mutates the code inside functions and methods, not module-level assignments
+nor a method under a decorator other than `@staticmethod` and `@classmethod` (a `@property`, such as
+`SurfaceMetric.count`, is pinned by `tests/test_rule_mutants.py` instead): a threshold kept as a module constant (`intervals.MIN_VALID`, `surface.REPETITION_MIN_COUNT`) is pinned by
 `tests/test_rule_boundaries.py`, which asserts its value and the boundary on both sides, and the comparison
 that applies it (`>=`) is mutated in its function. SQL held in module-level strings is not mutated either.
+
+A mutant's tests run in a process that mutmut forks from its fork server, and stop at the first failure. A
+test on the tiny database (tests/conftest.py) builds it there, and that build can hang on a worker process it
+forks (the same tests finish in seconds in a process of their own): mutmut then stops the process at its
+time limit (`timeout`, counted as killed, as mutmut counts it) or by SIGKILL (exit -9, which mutmut files
+under `segfault`: shown here as `SIGKILL (hung)`, not counted). Under mutmut the tests that build databases
+(the long files of `make test` and the tests on the tiny database) run last, so a mutant that a unit test
+kills is killed before any build.
 
 | Module | What it holds | Mutated | Mutants | Killed | Of which timed out | Score |
 |---|---|---|---:|---:|---:|---:|

@@ -246,6 +246,14 @@ def in_order(table: pl.DataFrame, by: list[str] | None = None, *, orders: Orders
         order = orders.positions(column)
         if order is not None:
             position = {value: i for i, value in enumerate(order)}
-            keys.append(pl.col(column).replace_strict(position, default=len(position), return_dtype=pl.Int32))
+            keys.append(
+                pl.col(column).replace_strict(
+                    position,
+                    default=len(position),
+                    return_dtype=pl.Int32,  # pragma: no mutate - positions of any integer type sort alike
+                )
+            )
         keys.append(pl.col(column))
-    return table.sort(keys, maintain_order=True) if keys else table
+    if not keys:  # pragma: no mutate - sorting by no key (polars allows it) leaves the table as it is
+        return table
+    return table.sort(keys, maintain_order=True)

@@ -51,13 +51,14 @@ def cell_status(provider_errors_only: pl.Expr, not_identified: pl.Expr, otherwis
     """The status of a heatmap cell, null where it shows its value: the rule of every heatmap of the
     reports (surface metrics, scores, verdicts) and of the explorer. No answer to judge comes first (every
     answer of the cell is a provider error), then a language that is not identified (for a value that
-    needs the language verdict), then `otherwise`, a reason of the heatmap's own (too few answers)."""
+    needs the language verdict), then `otherwise`, a reason of the heatmap's own (too few answers; by default
+    none: the status is null, a String column as the reasons are)."""
     return (
         pl.when(provider_errors_only)
         .then(pl.lit(PROVIDER_ERRORS_ONLY))
         .when(not_identified)
         .then(pl.lit(NOT_IDENTIFIED))
-        .otherwise(pl.lit(None, dtype=pl.String) if otherwise is None else otherwise)
+        .otherwise(otherwise)
     )
 
 
