@@ -78,9 +78,10 @@ def pytest_collection_modifyitems(config, items):
     first = {name: rank for rank, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: (first.get(item.path.name, len(first)), -per_file[item.path.name], item.path.name))
     if "MUTANT_UNDER_TEST" in os.environ:
-        # `make mutants` (mutmut sets the variable): a mutant's tests stop at the first failure, so those that
-        # build no database (the long files and the tests on the tiny database) run first. A database build in
-        # a mutant's test process can hang (docs/mutants.md); a mutant its unit test kills is killed before.
+        # `make mutants` (mutmut sets the variable): a mutant's tests stop at the first failure, so the tests
+        # that build no database run first and those that do (the long files, the tests on the tiny database)
+        # last. A database build in a mutant's test process can hang (docs/mutants.md); a mutant its unit test
+        # kills is killed before any build.
         items.sort(key=lambda item: item.path.name in LONG_FILES or "tiny_database" in item.fixturenames)
 
 
