@@ -192,8 +192,9 @@ $(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
-import-answers: $(LANGUAGE_ID_MODEL) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB=] [DASK=]
-	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) --language-id-model=$(LANGUAGE_ID_MODEL) $(dask_option) -- $(call quoted,$(FILE))
+# A study's database judges imported answers with its engine, trained again on the UDHR as its build trained it.
+import-answers: $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL)) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB= or STUDY=] [DASK=]
+	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) $(if $(STUDY),,--language-id-model=$(LANGUAGE_ID_MODEL)) $(dask_option) -- $(call quoted,$(FILE))
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
 	$(call require_file,metrics.csv)$(PY) -m analysis import-metrics --db=$(DB) $(if $(VERIFICATION),--verification=$(call quoted,$(VERIFICATION))) -- $(call quoted,$(FILE))

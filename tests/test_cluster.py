@@ -27,9 +27,10 @@ from types import SimpleNamespace
 import distributed
 import duckdb
 import pytest
+from same_tables import assert_same_tables
 from tiny_release import answer, question, write_release
 
-from analysis import cli, schema
+from analysis import cli
 from analysis.core import paths
 from analysis.core.errors import WorkerRefused
 from analysis.pipeline import executors, imports, surface
@@ -116,19 +117,6 @@ def write_study_release(folder: Path) -> Path:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def assert_same_tables(built: Path, expected: Path) -> None:
-    """Every table of `built` equals that of `expected`: EXCEPT ALL both ways is empty."""
-    with duckdb.connect() as con:
-        con.execute(f"ATTACH '{built}' AS built (READ_ONLY)")
-        con.execute(f"ATTACH '{expected}' AS expected (READ_ONLY)")
-        for table in schema.TABLES:
-            for a, b in (("built", "expected"), ("expected", "built")):
-                extra = con.execute(
-                    f"SELECT count(*) FROM (SELECT * FROM {a}.{table.name} EXCEPT ALL SELECT * FROM {b}.{table.name})"
-                ).fetchall()[0][0]
-                assert extra == 0, f"{table.name}: {extra} rows of the {a} database are not in the {b} one"
 
 
 def beside(db: Path) -> list[str]:

@@ -9,13 +9,14 @@ import sys
 
 import polars as pl
 import pytest
+from same_tables import assert_same_tables
 
 from analysis import store
 from analysis.analyses import dimensions, studies
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import study
-from analysis.pipeline import synthetic_study
+from analysis.pipeline import imports, synthetic_study
 from analysis.pipeline.build import build
 from analysis.reporting import index, run
 
@@ -254,6 +255,38 @@ def test_the_example_study_builds_with_its_declarations(example_database):
         assert con.sql(
             "SELECT count(DISTINCT engine) FROM answer_language_all WHERE engine IS NOT NULL"
         ).fetchall() == [(1,)]
+
+
+@pytest.mark.slow
+def test_answers_imported_into_a_study_get_the_verdicts_its_rebuild_gives(
+    example_database, tmp_path, language_id_model
+):
+    # `language_id_model` is the CaLMQA release's: a study's import must not judge with it.
+    db_path = tmp_path / "study.duckdb"
+    shutil.copy(example_database, db_path)
+    answers = tmp_path / "answers.csv"
+    pl.DataFrame(
+        {
+            "question": ["ha-001", "sw-001"],
+            "language": ["Hausa", "Swahili"],
+            "model": ["delta-1b", "delta-1b"],
+            "answer": [
+                "Babban Zauren Majalisar Xinkin Duniya ya yi Shelar Waxannan Dokoki Na Kare Haqqin Dan’adam a Duniya.",
+                "This answer is in English, not in Swahili, and its verdict says so.",
+            ],
+        }
+    ).write_csv(answers)
+    imports.import_file("answers", answers, db_path, language_id_model=language_id_model)
+    with store.connect(db_path) as con:
+        verdicts = con.sql(
+            "SELECT q.language, l.detected_language, l.all_languages_correct FROM answer_language_all l "
+            "JOIN answers a USING (answer_id) JOIN questions q USING (question_id) WHERE a.model = 'delta-1b' "
+            "ORDER BY q.language"
+        ).fetchall()
+    assert verdicts == [("Hausa", "ha", True), ("Swahili", "en", False)]
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    build(EXAMPLE, rebuilt, progress=False, imports_folder=paths.imports_folder(db_path))
+    assert_same_tables(db_path, rebuilt)
 
 
 @pytest.mark.needs_r

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from ..core import paths
 from ..core.errors import Failure
 from . import language_id_all, tokenizer
@@ -72,6 +74,22 @@ class VerdictModels:
     def for_study(cls, engine: language_id_all.Engine) -> "VerdictModels":
         """The models of a study's build: its trained `engine` judges every answer's language."""
         return cls(engine_file=engine.to_bytes(), surface_identification="engine")
+
+    @classmethod
+    def of_database(
+        cls,
+        con: duckdb.DuckDBPyConnection,
+        model: Path | str = paths.LANGUAGE_ID_MODEL,
+        udhr_folder: Path | str = paths.UDHR,
+    ) -> "VerdictModels":
+        """The models the database `con` was built with, for an import's verdicts to be those a rebuild
+        gives: a study's engine (`study.language_identification = 'engine'`) trained again as its build
+        trained it, for the database's languages on the UDHR of `udhr_folder`; else those of `model`."""
+        (identification,) = con.execute("SELECT language_identification FROM study").fetchall()[0]
+        if identification != "engine":
+            return cls.read(model)
+        languages = dict(con.execute("SELECT language, iso_code FROM languages").fetchall())
+        return cls.for_study(language_id_all.train_for_languages(languages, udhr_folder))
 
     @property
     def surface_key(self) -> str:

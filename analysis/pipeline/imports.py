@@ -51,7 +51,7 @@ class ImportSummary:
 
     def __str__(self) -> str:
         kept = (
-            f"; kept as {self.kept}, which `make db` replays"
+            f"; kept as {self.kept}, which a rebuild (`make db`, or `make study` for a study) replays"
             if self.kept
             else "; it changes nothing, so it is not kept"
         )
@@ -372,7 +372,8 @@ def import_file(
             if not applied.summary.changes_anything:
                 writing.unchanged()
             if applied.answer_ids:
-                with executors.start(executors.VerdictModels.read(language_id_model), dask=dask) as workers:
+                models = executors.VerdictModels.of_database(con, language_id_model)
+                with executors.start(models, dask=dask) as workers:
                     surface.refresh_answers(con, applied.answer_ids, workers)
                     language_verdicts.refresh(con, applied.answer_ids, workers)
             if applied.question_ids:
