@@ -7,6 +7,8 @@ given, and an observer left on the old ones never fires. The chart must also fit
 area at 1024 and 1400 px (the file browser open, as it is by default), with no text under 9 px.
 """
 
+import time
+
 import pytest
 
 from analysis.reporting import browser, jupyterlab
@@ -38,8 +40,16 @@ def test_the_heatmap_fits_jupyterlabs_output_area(chromium, explorer_tab, width)
 
 
 def _click_cell(chromium, session, model: str, language: str, question_type: str) -> dict:
-    """Click the overview's cell with the mouse and wait until the comparison marks `model` as chosen."""
-    position = jupyterlab.cell_centre(chromium, session, model, language, question_type)
+    """Click the overview's cell with the mouse, once the chart has stopped moving (a resize or a new metric
+    redraws it: the cell measured before would be a click beside it), and wait until the comparison marks
+    `model` as chosen."""
+    position, deadline = None, time.monotonic() + 30
+    while True:
+        measured = jupyterlab.cell_centre(chromium, session, model, language, question_type)
+        if measured is not None and measured == position or time.monotonic() > deadline:
+            break
+        position = measured
+        chromium.wait(0.5)
     assert position is not None, f"the heatmap has no cell {model}, {language}, {question_type}"
     chromium.click(session, *position)
     try:
