@@ -19,7 +19,8 @@ ROOT = paths.ROOT
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 DECLARED = [*PROJECT["dependencies"], *[d for group in PROJECT["optional-dependencies"].values() for d in group]]
 ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
-LOCAL = {"analysis", "tiny_release", "held_back_release", "conftest", "orders"}
+# The package and the tests' own helper modules (tests/*.py that are not test files).
+LOCAL = {"analysis", *(p.stem for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_"))}
 
 
 def _normal(name: str) -> str:
