@@ -193,7 +193,7 @@ check-paper: $(INDEX) ## every number the two papers print against the suite's: 
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
 # A study's database judges imported answers with its engine, trained again on the UDHR as its build trained it.
-import-answers: $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL)) | $(SETUP) ## add a model's answers (kept for `make db`): FILE=answers.csv|.jsonl|dataset-*.json [DB= or STUDY=] [DASK=]
+import-answers: $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL)) | $(SETUP) ## add a model's answers (kept for `make db` or `make study`): FILE=answers.csv|.jsonl|dataset-*.json [DB=, or STUDY= for a study's] [DASK=]
 	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) $(if $(STUDY),,--language-id-model=$(LANGUAGE_ID_MODEL)) $(dask_option) -- $(call quoted,$(FILE))
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]

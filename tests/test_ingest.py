@@ -215,7 +215,8 @@ def test_a_file_read_an_entry_at_a_time_gives_the_frames_of_the_file_read_whole(
         lambda text: text[:-2] + '], "other": 1}',  # another key, which the reader ignores
         lambda text: text[:-2] + ", 12 34]}",  # invalid JSON in the last entry
         lambda text: text[:-2] + ", 1234567]}",  # a number, which a window may cut
-        lambda text: text[:-1] + " x",  # something after the object
+        lambda text: text[:-1] + " x",  # the closing brace missing
+        lambda text: text + " x",  # something after the object
         lambda text: "\ufeff" + text,  # a byte-order mark
         lambda text: text.replace('"name"', '"name": 1, "name"', 1),  # a key twice in an entry
     ],

@@ -696,22 +696,34 @@ def read_dataset_frames(
     made frames every `FRAME_ANSWERS` answers. A file that is not plain `{"entries": [...]}` JSON is
     read whole by `read_dataset_file`, which names its problem; the records and problems are the same."""
     found = Problems()
+    parts = _streamed_frames(path, question_type, language, found)
+    if parts is None:
+        # Read whole once the stream and all it read are let go.
+        return _frames(*read_dataset_file(path, question_type, language, problems), dataset_file=path.name)
+    problems.items.extend(found.items)
+    return pl.concat([q for q, _ in parts]), pl.concat([a for _, a in parts])
+
+
+def _streamed_frames(
+    path: Path, question_type: str, language: str, problems: Problems
+) -> list[tuple[pl.DataFrame, pl.DataFrame]] | None:
+    """`read_dataset_frames`'s frames of the file parsed an entry at a time, a part every `FRAME_ANSWERS`
+    answers; None when it is not plain `{"entries": [...]}` JSON."""
     questions: list[dict] = []
     answers: list[dict] = []
     parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
     try:
         with _cyclic_gc_paused(), open_uncompressed(path) as handle:
-            for question, its_answers in _entry_records(_EntryStream(handle), path, question_type, language, found):
+            for question, its_answers in _entry_records(_EntryStream(handle), path, question_type, language, problems):
                 questions.append(question)
                 answers.extend(its_answers)
                 if len(answers) >= FRAME_ANSWERS:
                     parts.append(_frames(questions, answers, path.name))
                     questions, answers = [], []
     except (_NotStreamable, *UNREADABLE):
-        return _frames(*read_dataset_file(path, question_type, language, problems), dataset_file=path.name)
-    problems.items.extend(found.items)
+        return None
     parts.append(_frames(questions, answers, path.name))
-    return pl.concat([q for q, _ in parts]), pl.concat([a for _, a in parts])
+    return parts
 
 
 def _frames(questions: list[dict], answers: list[dict], dataset_file: str) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -10,10 +10,10 @@ the libraries the verdicts run and langid's model (`executors.identity`); a diff
 naming both. A plugin then loads the models on every worker, and on every worker that joins later
 (a worker the nanny restarts, a machine added), which it first checks the same way.
 
-Chunks are submitted `IN_FLIGHT_PER_THREAD` per worker thread at a time, the next as each result is
-taken, so that the scheduler holds the texts of those chunks only, not of every batch the stages keep
-in flight. A worker that dies mid-chunk has its
-chunk run again on another by the scheduler; a scheduler that cannot be reached, or that goes away
+The chunks of a batch are submitted `IN_FLIGHT_PER_THREAD` per worker thread at a time, the next as each
+result is taken (the stages keep two batches in flight, so up to twice that), so that the scheduler holds
+the texts of those chunks only, not of every chunk of the batches in flight. A worker that dies mid-chunk
+has its chunk run again on another by the scheduler; a scheduler that cannot be reached, or that goes away
 during the build, ends it with one message naming its address (a `Failure`: exit status 2, and the
 build's temporary database is removed, so the previous one stays byte-identical).
 """
@@ -38,8 +38,8 @@ from ..core.errors import Failure, WorkerRefused
 CONNECT_SECONDS = 10
 # Dask warns when the tasks sent at once exceed this size (10 MB by default); a chunk's are below it.
 GRAPH_WARNING = "1GiB"
-# Chunks submitted at once per worker thread: one running, one waiting on the worker so that it never
-# waits for the driver, and no more, as their texts are held by the scheduler until their results are taken.
+# Chunks of one batch submitted at once per worker thread: one running, one waiting on the worker so that it
+# never waits for the driver, and no more, as their texts are held by the scheduler until their results are taken.
 IN_FLIGHT_PER_THREAD = 2
 # Where to read how to start a cluster.
 HOW_TO = "docs/performance.md, section On a cluster"
@@ -145,21 +145,28 @@ def _results(client: distributed.Client, run: Callable, items: Iterable, key: st
     next each time a result is taken: the texts the items carry are held by the scheduler only while
     their chunks are in flight."""
     waiting = collections.deque(items)
-    window = IN_FLIGHT_PER_THREAD * sum(client.nthreads().values())
     completed = distributed.as_completed(loop=client.loop)
+
+    def gone(exc: Exception) -> Failure:
+        return Failure(f"the Dask scheduler at {address} went away during the build ({exc}); nothing was written")
 
     def submit() -> None:
         try:
             # Named after the function (`_chunk_verdicts-<uuid>`), as the scheduler's dashboard shows them.
-            completed.add(client.submit(run, waiting.popleft(), key=f"{key}-{uuid.uuid4().hex}", pure=False))
-        except OSError as exc:
-            raise Failure(
-                f"the Dask scheduler at {address} went away during the build ({exc}); nothing was written"
-            ) from None
+            with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
+                completed.add(client.submit(run, waiting.popleft(), key=f"{key}-{uuid.uuid4().hex}", pure=False))
+        except (OSError, distributed.client.ClosedClientError) as exc:
+            raise gone(exc) from None
 
-    with dask_config.set({"distributed.admin.large-graph-warning-threshold": GRAPH_WARNING}):
-        while waiting and completed.count() < window:
-            submit()
+    try:
+        threads = sum(client.nthreads().values())
+    except (OSError, distributed.client.ClosedClientError) as exc:
+        raise gone(exc) from None
+    # At least one worker thread's worth: a cluster with no worker at this moment (its nannies restarting
+    # them) keeps the chunks queued until one joins, as it would with every chunk submitted.
+    window = IN_FLIGHT_PER_THREAD * max(1, threads)
+    while waiting and completed.count() < window:
+        submit()
 
     def taken() -> Iterator:
         try:
@@ -213,9 +220,9 @@ def _local_cluster(n_workers: int, folder: str) -> distributed.SpecCluster:
         "scheduler_file": os.path.join(folder, "scheduler.json"),  # where it says its address
     }
     worker = {"cls": distributed.Nanny, "options": {"host": "127.0.0.1", "nthreads": 1, "silence_logs": logging.ERROR}}
-    # The scheduler's process logs errors only (its configuration is read from the environment it
-    # inherits): its standard error is a pipe nobody reads while it runs.
-    with _environment(DASK_LOGGING__DISTRIBUTED="error"):
+    # The scheduler's process logs errors only, unless the environment says otherwise (its configuration is
+    # read from the environment it inherits): its standard error is a pipe nobody reads while it runs.
+    with _environment(DASK_LOGGING__DISTRIBUTED=os.environ.get("DASK_LOGGING__DISTRIBUTED", "error")):
         return distributed.SpecCluster(
             scheduler={"cls": SubprocessScheduler, "options": {"scheduler_kwargs": scheduler_options}},
             workers=dict.fromkeys(range(n_workers), worker),

@@ -345,7 +345,8 @@ def import_file(
     dask: str | None = None,
 ) -> ImportSummary:
     """Validate the file, apply it to the database with the verdicts of what it adds or changes (the
-    language verdicts in every language by `language_id_model`, the one the database was built with), and
+    language verdicts in every language by the models the database was built with: `language_id_model`,
+    or a study's engine trained again, `executors.VerdictModels.of_database`), and
     keep it beside the database when it changed anything (`make import-answers|metrics|questions`). The
     verdicts of the answers it adds or changes are computed on worker processes forked here, or with
     `dask` on the Dask cluster it names (`local:N` or `tcp://host:port`)."""

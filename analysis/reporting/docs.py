@@ -287,7 +287,7 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "machine that runs `make`, keeps the rest: it reads the release, reads the answers from the database a "
             "batch at a time (`pipeline/surface.py`, `BATCH_SIZE` answers), sends each batch's chunks to the workers, and writes their verdicts in "
             "batch order, so the tables are the same to the byte as without DASK. At most two batches are in "
-            "flight, and of those only two chunks per worker thread are on the cluster at once, the next sent as "
+            "flight, and of each only two chunks per worker thread are on the cluster at once, the next sent as "
             "each result comes back (`dask_executor.IN_FLIGHT_PER_THREAD`): the scheduler holds the texts of the "
             "chunks it was sent. Without DASK the build forks its worker processes as before and imports no dask.",
             "",
