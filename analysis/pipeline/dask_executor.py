@@ -32,6 +32,7 @@ import distributed
 from dask import config as dask_config
 from distributed.versions import required_packages, scheduler_relevant_packages
 
+from ..core import environment
 from ..core.errors import Failure, WorkerRefused
 
 # How long the driver tries to reach the scheduler, and waits for it to have a worker.
@@ -189,21 +190,6 @@ def _results(client: distributed.Client, run: Callable, items: Iterable, key: st
     return taken()
 
 
-@contextlib.contextmanager
-def _environment(**variables: str) -> Iterator[None]:
-    """The environment variables set for the processes started in the block."""
-    before = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = value
-
-
 def _local_cluster(n_workers: int, folder: str) -> distributed.SpecCluster:
     """N worker processes of one thread each on this machine, and their scheduler in a process of its own:
     in this one (as `LocalCluster` runs it) it would hold the texts of the chunks in flight, and what its
@@ -222,7 +208,7 @@ def _local_cluster(n_workers: int, folder: str) -> distributed.SpecCluster:
     worker = {"cls": distributed.Nanny, "options": {"host": "127.0.0.1", "nthreads": 1, "silence_logs": logging.ERROR}}
     # The scheduler's process logs errors only, unless the environment says otherwise (its configuration is
     # read from the environment it inherits): its standard error is a pipe nobody reads while it runs.
-    with _environment(DASK_LOGGING__DISTRIBUTED=os.environ.get("DASK_LOGGING__DISTRIBUTED", "error")):
+    with environment.variables_set(DASK_LOGGING__DISTRIBUTED=os.environ.get("DASK_LOGGING__DISTRIBUTED", "error")):
         return distributed.SpecCluster(
             scheduler={"cls": SubprocessScheduler, "options": {"scheduler_kwargs": scheduler_options}},
             workers=dict.fromkeys(range(n_workers), worker),

@@ -12,7 +12,6 @@ every text of a database).
 """
 
 import contextlib
-import os
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
@@ -20,6 +19,7 @@ from importlib import resources
 import tiktoken
 import tiktoken.load
 
+from ..core import environment
 from ..io.tokenizer_ranks import NAME, O200K_SHA256, O200K_URL, o200k_base_file
 
 
@@ -49,22 +49,8 @@ def o200k_base() -> tiktoken.Encoding:
     from tiktoken_ext import openai_public
 
     # TIKTOKEN_CACHE_DIR="" turns tiktoken's disk cache off, so nothing is read from or written to it.
-    with _verified_rank_file(), _environment(TIKTOKEN_CACHE_DIR=""):
+    with _verified_rank_file(), environment.variables_set(TIKTOKEN_CACHE_DIR=""):
         return tiktoken.Encoding(**openai_public.o200k_base())
-
-
-@contextlib.contextmanager
-def _environment(**variables: str):
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @cache

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import store
 from ..analyses import release_version
-from ..core import files, paths
+from ..core import environment, files, paths
 from ..core.text import inert
 from .notebook import script_json
 
@@ -119,15 +119,10 @@ def database_reads() -> Iterator[DatabaseReads]:
     records the state of every database it opens."""
     handle, name = tempfile.mkstemp(prefix="calmqa-database-reads-", suffix=".jsonl")
     os.close(handle)
-    before = os.environ.get(store.READS_VARIABLE)
-    os.environ[store.READS_VARIABLE] = name
     try:
-        yield DatabaseReads(Path(name))
+        with environment.variables_set(**{store.READS_VARIABLE: name}):
+            yield DatabaseReads(Path(name))
     finally:
-        if before is None:
-            os.environ.pop(store.READS_VARIABLE, None)
-        else:
-            os.environ[store.READS_VARIABLE] = before
         Path(name).unlink(missing_ok=True)
 
 

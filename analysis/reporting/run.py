@@ -25,7 +25,7 @@ from typing import TypedDict
 
 from .. import store
 from ..analyses import studies
-from ..core import files, outputs, paths, timings
+from ..core import environment, files, outputs, paths, timings
 from ..core.errors import Failure, NotebookFailed
 from ..viz import export
 from . import html, provenance
@@ -395,9 +395,7 @@ def _execute_with_retry(
     # files under the notebook's name (viz.export), not under the name of the copy of its sections that
     # Papermill executes.
     variables = {timings.ENV: str(steps.resolve()), outputs.ENV: str(recorded.resolve()), export.NOTEBOOK_ENV: name}
-    previous = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
+    with environment.variables_set(**variables):
         # Parallel kernel starts can race for a port (papermill issue 511): one retry for that case only.
         for attempt in (1, 2):
             try:
@@ -424,9 +422,3 @@ def _execute_with_retry(
                     raise
                 steps.unlink(missing_ok=True)
                 recorded.unlink(missing_ok=True)
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
