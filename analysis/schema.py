@@ -67,8 +67,10 @@ STUDY = Table(
         C(
             "language_identification",
             "VARCHAR",
-            "whose verdicts `answer_surface` holds: `paper` (the CaLMQA paper's pipeline) or `engine` (the "
-            "all-languages engine, for every answer)",
+            "whose verdicts `answer_surface` holds: `paper` (the CaLMQA paper's pipeline), or a study's "
+            "`[language_id] engine`: `auto` (each language and length judged by the engine the short-text "
+            "evaluation chose, `language_routing`), `ngram` or `lingua` (that engine for every language), `none` "
+            "(no engine: only the researcher's own verdicts, `answer_language_given`)",
             "NOT NULL",
         ),
         C(
@@ -121,8 +123,9 @@ LANGUAGES = Table(
             "detector",
             "VARCHAR",
             "the detector that judges its answers first: `cld2` (CLD2 as polyglot calls it, langid where CLD2 is "
-            "unsure) or `langid`, the CaLMQA authors' routing (data/calmqa-language-identification.csv); `ngram` "
-            "for a study's language (the all-languages engine judges every one)",
+            "unsure) or `langid`, the CaLMQA authors' routing (data/calmqa-language-identification.csv); for a "
+            "study's language the engine of its shortest judged answers (`ngram` or `lingua`; `language_routing` "
+            "gives it by length), `none` where no engine judges it",
             "NOT NULL",
         ),
         C(
@@ -347,6 +350,77 @@ METRIC_VALUES = Table(
     ),
     ("answer_id", "metric"),
 )
+ANSWER_LANGUAGE_GIVEN = Table(
+    "answer_language_given",
+    "The researcher's own verdicts of the answers' language (a study's `answers.csv`, column `answer_language`): "
+    "they take precedence over every engine.",
+    (
+        C("answer_id", "BIGINT", "the answer (`answers.answer_id`)", "NOT NULL", references="answers.answer_id"),
+        C("iso_code", "VARCHAR", "the language the researcher found the answer in, as an ISO 639 code", "NOT NULL"),
+    ),
+    ("answer_id",),
+)
+LANGUAGE_ROUTING = Table(
+    "language_routing",
+    "How each language's answers are judged, by length (analysis/pipeline/language_routing.py): from the "
+    "short-text evaluation (`make language-id`), for the database's languages. An answer shorter than its "
+    "language's first band is too short to judge.",
+    (
+        C(
+            "route",
+            "VARCHAR",
+            "`auto` (the engine chosen per language and length by measured accuracy), `ngram` or `lingua` (one "
+            "engine for every language)",
+            "NOT NULL",
+        ),
+        C("language", "VARCHAR", "the language (`languages.language`)", "NOT NULL", references="languages.language"),
+        C("from_chars", "INTEGER", "the band starts at this many characters (20, 50, 100, 200)", "NOT NULL"),
+        C("engine", "VARCHAR", "the engine that judges the band: `ngram` or `lingua`", "NOT NULL"),
+        C(
+            "margin",
+            "DOUBLE",
+            "the engine's margin for the language: an answer is judged not in it only when the evidence for "
+            "another language, per character and times the square root of the length, exceeds it",
+            "NOT NULL",
+        ),
+        C(
+            "screen_margin",
+            "DOUBLE",
+            "lingua's bands: the n-gram margin by which the n-gram engine rules texts out first",
+        ),
+        C("pct_correct", "DOUBLE", "the measured accuracy (%) at `from_chars` characters", "NOT NULL"),
+    ),
+    ("route", "language", "from_chars"),
+)
+LANGUAGE_ID_ACCURACY = Table(
+    "language_id_accuracy",
+    "The short-text evaluation (`make language-id`) for the database's languages: held-out pieces of the "
+    "Universal Declaration cut to 20, 50, 100 and 200 characters, judged by each route with the language "
+    "expected (docs/methods.md, section 10).",
+    (
+        C(
+            "route",
+            "VARCHAR",
+            "`auto`, `ngram`, `lingua` (as `language_routing`), or the CaLMQA paper's routes `cld2` and `langid` "
+            "(judged without prior or abstention)",
+            "NOT NULL",
+        ),
+        C("language", "VARCHAR", "the language (`languages.language`)", "NOT NULL", references="languages.language"),
+        C("chars", "INTEGER", "the pieces' length in characters", "NOT NULL"),
+        C("engine", "VARCHAR", "the engine that judged them", "NOT NULL"),
+        C("n_pieces", "INTEGER", "pieces judged", "NOT NULL"),
+        C("pct_correct_raw", "DOUBLE", "% judged in the language by the engine alone (no prior, no abstention)"),
+        C("pct_correct", "DOUBLE", "% judged in the language; NULL where the length is too short to judge"),
+        C("pct_abstained", "DOUBLE", "% too short to judge (counted apart, never as wrong)", "NOT NULL"),
+        C(
+            "pct_neighbour",
+            "DOUBLE",
+            "% given a close neighbour's verdict (`neighbours.csv` of the evaluation)",
+            "NOT NULL",
+        ),
+    ),
+    ("route", "language", "chars"),
+)
 SOURCE_FILES = Table(
     "source_files",
     "The input files the database was built from, with their checksums.",
@@ -358,6 +432,22 @@ SOURCE_FILES = Table(
     ("file",),
 )
 
+SOURCE = Table(
+    "source",
+    "The folder the database was built from, in one row: the study it holds belongs to that folder "
+    "(docs/studies.md, section One database and one output folder per study folder).",
+    (
+        C("folder", "VARCHAR", "the resolved path of the study folder or of the release folder", "NOT NULL"),
+        C(
+            "fingerprint",
+            "VARCHAR",
+            "the fingerprint of its files as the build read them (`source_files`: the sha256 of their names and "
+            "checksums, 16 hex digits)",
+            "NOT NULL",
+        ),
+    ),
+    (),
+)
 # ---------------------------------------------------------------- the surface metrics
 
 
@@ -374,6 +464,18 @@ class Denominator:
 ALL_ANSWERS = Denominator("n_answers", "TRUE", "of all answers")
 # A provider error has no verdict on its text: neither in the wrong language nor repetitive.
 ANSWERED = Denominator("n_answered", "NOT s.provider_error", "of the answers the provider gave")
+# An answer whose language was not judged (too short to judge, or no engine) is counted apart, never as wrong:
+# out of the share in the correct language, and out of the share without surface issues unless it has another.
+LANGUAGE_JUDGED = Denominator(
+    "n_language_judged",
+    "NOT s.provider_error AND NOT coalesce(s.language_abstained, FALSE)",
+    "of the answers the provider gave whose language was judged",
+)
+SURFACE_JUDGED = Denominator(
+    "n_surface_judged",
+    "NOT coalesce(s.language_abstained AND NOT s.repetition, FALSE)",
+    "of all answers but those whose language was not judged and that have no other issue",
+)
 
 
 @dataclass(frozen=True)
@@ -415,7 +517,7 @@ SURFACE_METRICS = (
         title="% in the correct language",
         label="% correct language",
         better="higher",
-        denominator=ANSWERED,
+        denominator=LANGUAGE_JUDGED,
         needs_language=True,
         failure="is in the wrong language",
     ),
@@ -435,7 +537,7 @@ SURFACE_METRICS = (
         title="% without surface issues",
         label="% without surface issues",
         better="higher",
-        denominator=ALL_ANSWERS,
+        denominator=SURFACE_JUDGED,
         needs_language=True,
         failure="has a surface issue",
     ),
@@ -509,8 +611,9 @@ ANSWER_SURFACE = Table(
             "language_engine",
             "VARCHAR",
             "what decided the language: `cld2`, `cld2-best-effort` or the langid engine (`langid-batch`: langid "
-            "1.1.6's model) of the paper's pipeline, or `ngram`, the all-languages engine (a study's answers); NULL "
-            "for a provider error and for an answer whose language is not identified",
+            "1.1.6's model) of the paper's pipeline; for a study's answers `ngram` (the all-languages engine), "
+            "`lingua` (lingua-language-detector) or `answer_language` (the researcher's own verdict); NULL for a "
+            "provider error and for an answer whose language is not identified",
         ),
         C(
             "language_raw",
@@ -530,6 +633,20 @@ ANSWER_SURFACE = Table(
             "BOOLEAN",
             "`language_match`, but NULL where the language is not identified (`languages.identified`: CaLMQA's "
             "Balochi, Hiligaynon, Kirundi and Papiamento)",
+        ),
+        C(
+            "language_abstained",
+            "BOOLEAN",
+            "the answer's language was not judged though its language is identified: too short to judge "
+            "(`language_routing`; `language_engine` names the engine that would have judged it), or no engine and "
+            "no verdict of the researcher; counted apart, never as wrong. NULL for a provider error",
+        ),
+        C(
+            "language_chars",
+            "INTEGER",
+            "length of the text in characters as the language verdicts measure it (no surrounding white space; 0 "
+            "without a letter): the length band of `language_routing`",
+            "NOT NULL",
         ),
         C("n_tokens", "INTEGER", "length of the text in tokens of `tokenizer` (paper Table 17)", "NOT NULL"),
         C(
@@ -622,8 +739,9 @@ ANSWER_LANGUAGE_ALL = Table(
             "engine",
             "VARCHAR",
             "what decided: `paper` (the paper's pipeline, the verdict of `answer_surface`) or `ngram` (the "
-            "n-gram model: CaLMQA's answers to a question in Balochi, Hiligaynon, Kirundi or Papiamento, and every "
-            "answer of a study); NULL for a provider error",
+            "n-gram model: CaLMQA's answers to a question in Balochi, Hiligaynon, Kirundi or Papiamento); a "
+            "study's answers keep the engine of `answer_surface` (`ngram`, `lingua`, `answer_language`); NULL for "
+            "a provider error",
         ),
         C(
             "ngram_margin",
@@ -814,10 +932,14 @@ TABLES = (
     METRIC_VALUES,
     ANSWER_METRICS,
     SOURCE_FILES,
+    SOURCE,
     APPLIED_IMPORTS,
     ANSWER_SURFACE,
     QUESTION_LANGUAGE_ID,
     ANSWER_LANGUAGE_ALL,
+    ANSWER_LANGUAGE_GIVEN,
+    LANGUAGE_ROUTING,
+    LANGUAGE_ID_ACCURACY,
     NATIVQA_REGIONS,
     NATIVQA_RESULTS,
     NATIVQA_DATASET,

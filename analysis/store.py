@@ -34,7 +34,7 @@ import duckdb
 import polars as pl
 
 from . import schema
-from .core import errors, files, paths
+from .core import errors, files, identity, paths
 from .core.errors import StorageError
 from .io import release
 from .schema import TABLES, Table
@@ -270,9 +270,16 @@ def _written(db_path: Path, tmp: Path, copy: bool) -> Iterator[duckdb.DuckDBPyCo
 
 
 @contextlib.contextmanager
-def create(db_path: Path | str, then: Callable[[Path], None] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def create(
+    db_path: Path | str,
+    then: Callable[[Path], None] | None = None,
+    first: Callable[[Path], None] | None = None,
+    last: Callable[[], None] | None = None,
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection to a new, empty database that replaces `db_path` only if the block
-    succeeds; `then(path)` runs once it has, still under the database's lock.
+    succeeds; under the database's lock, `first(path)` runs before anything is written, `last()` once
+    the new database is complete on disk (its last write done) and before it replaces the old one,
+    `then(path)` once it has. An error raised by any of them leaves the old database as it was.
 
     A file at `db_path` that is not a DuckDB database is never replaced. The path is `resolve`d: a
     link's file is replaced, and a special or read-only file is refused."""
@@ -284,12 +291,44 @@ def create(db_path: Path | str, then: Callable[[Path], None] | None = None) -> I
         )
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(db_path):
+        if first is not None:
+            first(db_path)
         if _kind(db_path) == "duckdb":
             _checkpoint_log(db_path)  # so that a killed build leaves the old database whole, log included
-        with files.atomic_write(db_path) as tmp, _written(db_path, tmp, copy=False) as con:
-            yield con
+        with files.atomic_write(db_path) as tmp:
+            with _written(db_path, tmp, copy=False) as con:
+                yield con
+            if last is not None:
+                last()
         if then is not None:
             then(db_path)
+
+
+def source_of(db_path: Path | str) -> identity.StudySource | None:
+    """The study folder the database at `db_path` belongs to (its `source` and `study` rows,
+    `core.identity`); None where there is no database, or one without that record (of an older version
+    of the suite, or not the suite's)."""
+    db_path = resolve(db_path)
+    if _kind(db_path) != "duckdb":
+        return None
+    try:
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            if not (table_exists(con, "source") and table_exists(con, "study")):
+                return None
+            rows = con.execute(
+                "SELECT s.name, s.paper IS NOT NULL, f.folder, f.fingerprint FROM study s, source f"
+            ).fetchall()
+    except duckdb.Error as exc:
+        if "lock" in str(exc).lower():
+            raise StorageError(
+                db_path,
+                f"is open in another program, so the study it holds cannot be read; close it there and run again ({exc})",
+            ) from None
+        raise StorageError(db_path, f"cannot be read: {exc}") from None
+    if len(rows) != 1:
+        return None
+    name, release, folder, fingerprint = rows[0]
+    return identity.StudySource(name, folder, fingerprint, release)
 
 
 class _Unchanged(Exception):

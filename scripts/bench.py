@@ -204,6 +204,26 @@ def validation_stage(db_path: Path, folder: Path) -> list[str]:
     )
 
 
+TIERS_SIZE = (50, 20, 500)
+TIERS_STAGE = (
+    f"significance tiers, {TIERS_SIZE[0]} languages x {TIERS_SIZE[1]} models x {TIERS_SIZE[2]} questions "
+    "(a 0/1 and a numeric metric)"
+)
+
+
+def tiers_stage() -> list[str]:
+    """The significance tiers (`stats.significance.tiers`) of a 0/1 and a numeric metric over TIERS_SIZE,
+    the frame generated first, untimed by the stage's own clock (issue 37's target: at most 10 s)."""
+    return python_stage(
+        "import time; from analysis.io import bench; from analysis.stats import significance; "
+        f"frame = bench.tier_answers(*{TIERS_SIZE!r}); seconds = {{}}\n"
+        "for value, kind in (('correct', 'binary'), ('score', 'numeric')):\n"
+        "    started = time.perf_counter(); found = significance.tiers(frame, group=['language'], model='model', "
+        "unit='question_id', value=value, kind=kind); seconds[kind + '_seconds'] = round(time.perf_counter() - started, 2)\n"
+        "print(json.dumps({'rows': frame.height, **seconds, 'tiers_seconds': round(sum(seconds.values()), 2)}))"
+    )
+
+
 def repeat(
     label: str, scale: int, args: list[str], runs: int, results: list, cwd: Path = ROOT, before=None
 ) -> list[dict]:
@@ -358,6 +378,7 @@ def main() -> None:
         help=f"only the generated study of {STUDY_SIZE[0]} languages x {STUDY_SIZE[1]} models x {STUDY_SIZE[2]} "
         "questions: its build and its generic notebooks",
     )
+    only.add_argument("--tiers-only", action="store_true", help=f"only the {TIERS_STAGE}")
     only.add_argument(
         "--validation-only",
         action="store_true",
@@ -380,7 +401,10 @@ def main() -> None:
     try:
         if args.validation_only:
             repeat(VALIDATION_STAGE, 1, validation_stage(paths.DATABASE, work / "validation"), args.runs, results)
-        for scale in [] if args.figures_only or args.validation_only or args.study_only else args.scales:
+        if args.tiers_only or not (args.figures_only or args.build_only or args.validation_only or args.study_only):
+            repeat(TIERS_STAGE, 1, tiers_stage(), args.runs, results)
+        only_one = args.figures_only or args.validation_only or args.study_only or args.tiers_only
+        for scale in [] if only_one else args.scales:
             runs = args.runs if scale == 1 else args.runs_scaled
             print(f"scale x{scale}", file=sys.stderr)
             if scale == 1:
@@ -448,10 +472,10 @@ def main() -> None:
             if scale > 1:
                 shutil.rmtree(source, ignore_errors=True)
             db_path.unlink(missing_ok=True)
-        if args.study_only or not (args.figures_only or args.build_only or args.validation_only):
+        if args.study_only or not (args.figures_only or args.build_only or args.validation_only or args.tiers_only):
             study_section(work, results)
         if args.figures_only or (
-            1 in args.scales and not args.build_only and not args.validation_only and not args.study_only
+            1 in args.scales and not (args.build_only or args.validation_only or args.study_only or args.tiers_only)
         ):
             measure(["make", "--no-print-directory", "setup"])  # so that the copy never re-installs .venv
             figures_section(make_tree_copy(work / "tree"), args.runs, results)

@@ -6,8 +6,8 @@
 # packages are at the versions of r-packages.csv (scripts/check-r-packages.sh).
 set -euo pipefail
 
-R_PACKAGES=(ordinal emmeans performance lme4 lmerTest)
-DEBIAN_PACKAGES=(r-base-core r-cran-ordinal r-cran-emmeans r-cran-performance r-cran-lme4 r-cran-lmertest
+R_PACKAGES=(ordinal emmeans performance lme4 lmerTest psych)
+DEBIAN_PACKAGES=(r-base-core r-cran-ordinal r-cran-emmeans r-cran-performance r-cran-lme4 r-cran-lmertest r-cran-psych
                  fonts-noto-core fonts-noto-cjk chromium)
 
 missing_r_packages() {
@@ -63,7 +63,7 @@ fi
 cat >&2 <<MSG
 This machine has no apt-get, so the set-up cannot install these itself. Install:
   - R with the R packages ${R_PACKAGES[*]}, at the versions of r-packages.csv
-      conda:  conda env create -f environment.yml   (r-base, r-ordinal, r-emmeans, r-performance, r-lme4, r-lmertest)
+      conda:  conda env create -f environment.yml   (r-base, r-ordinal, r-emmeans, r-performance, r-lme4, r-lmertest, r-psych)
       CRAN:   install.packages(c($(printf '"%s", ' "${R_PACKAGES[@]}" | sed 's/, $//')))
   - Noto fonts covering CJK, Arabic, Devanagari and Hebrew (e.g. Noto Sans CJK, Noto Sans)
   - Chromium, for the browser test of the reports (set CHROMIUM=/path/to/chrome if it is not on PATH)

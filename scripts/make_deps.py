@@ -22,6 +22,7 @@ ENTRY_POINTS = {
     "DB_CODE": "analysis.pipeline.build",
     "LANGUAGE_ID_CODE": "analysis.pipeline.language_id_all",
     "LANGUAGE_ID_EVALUATION_CODE": "analysis.pipeline.language_id_evaluation",
+    "SHORT_TEXT_CODE": "analysis.pipeline.short_text",
     "REPORT_RUN_CODE": "analysis.reporting.run",
     "INDEX_CODE": "analysis.reporting.index",
 }

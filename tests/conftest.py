@@ -35,11 +35,15 @@ NEEDS = ("needs_snapshot", "needs_r", "needs_browser", "slow")
 # so these start first and no worker is left alone with one of them at the end. The first starts the
 # session's database and notebook runs.
 LONG_FILES = (
+    "test_study_shapes.py",
     "test_reports_browser.py",
+    "test_study_reports.py",
     "test_hostile_round3.py",
     "test_held_back_release.py",
     "test_language_id_all.py",
     "test_studies.py",
+    "test_harnesses.py",
+    "test_short_text.py",
     "test_scores.py",
     "test_planted_study.py",
     "test_rebuild.py",
@@ -57,6 +61,12 @@ def pytest_addoption(parser):
         help="fast: only the tests that need no release snapshot, R or browser, and a missing "
         "prerequisite skips the test instead of failing it (make test-fast)",
     )
+    parser.addoption(
+        "--properties",
+        action="store_true",
+        help="the long run of the property tests of generated studies (make test-properties): more generated "
+        "studies, and the tests marked `properties` (tests/test_study_shapes.py)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -68,6 +78,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.needs_browser)
         if not any(item.get_closest_marker(need) for need in NEEDS):
             item.add_marker(pytest.mark.fast)
+    if not config.getoption("--properties"):
+        for item in items:
+            if item.get_closest_marker("properties"):
+                item.add_marker(pytest.mark.skip(reason="a long property test: make test-properties runs it"))
     if config.getoption("--tier") == "fast":
         slow = [item for item in items if not item.get_closest_marker("fast")]
         config.hook.pytest_deselected(items=slow)
@@ -106,13 +120,26 @@ def release_folder(request) -> Path:
 
 @pytest.fixture(scope="session")
 def language_id_model(request) -> Path:
-    """The trained language identification for all 23 languages, which every database build reads."""
+    """The trained language identification for all 23 languages and its short-text evaluation (the routing),
+    which every database build reads."""
     require(
         request,
-        paths.LANGUAGE_ID_MODEL.is_file(),
-        f"no language identification model at {paths.LANGUAGE_ID_MODEL}: run `make language-id` (make test does it)",
+        paths.LANGUAGE_ID_MODEL.is_file() and (paths.SHORT_TEXT_EVALUATION / "meta.json").is_file(),
+        f"no language identification model at {paths.LANGUAGE_ID_MODEL} or no short-text evaluation in "
+        f"{paths.SHORT_TEXT_EVALUATION}: run `make language-id` (make test does it)",
     )
     return paths.LANGUAGE_ID_MODEL
+
+
+@pytest.fixture(scope="session")
+def short_text_evaluation(request) -> Path:
+    """The short-text evaluation of the language identification, whose routing every build judges by."""
+    require(
+        request,
+        (paths.SHORT_TEXT_EVALUATION / "meta.json").is_file(),
+        f"no short-text evaluation in {paths.SHORT_TEXT_EVALUATION}: run `make language-id` (make test does it)",
+    )
+    return paths.SHORT_TEXT_EVALUATION
 
 
 @pytest.fixture(scope="session")
@@ -165,6 +192,16 @@ def tiny_database(tmp_path_factory, language_id_model) -> Path:
 
 
 @pytest.fixture(scope="session")
+def example_study_database(tmp_path_factory, udhr_folder) -> Path:
+    """A database built from the example study (data/examples/study); tests copy it before changing it."""
+
+    def fill(folder: Path) -> None:
+        build(paths.DATA / "examples" / "study", folder / "example.duckdb", progress=False, udhr_folder=udhr_folder)
+
+    return shared_folder(tmp_path_factory, "example-study", fill) / "example.duckdb"
+
+
+@pytest.fixture(scope="session")
 def chromium():
     """Debian's headless Chromium, driven over the DevTools protocol (`reporting.browser`), shared by the
     browser tests."""
@@ -212,7 +249,7 @@ def built_runs(database, tmp_path_factory) -> tuple[Path, dict]:
             errors = dict(zip(first, pool.map(_run, [(name, database, root) for name in first])))
         if run.REPRODUCTION_NOTEBOOK in names:
             errors[run.REPRODUCTION_NOTEBOOK] = _run((run.REPRODUCTION_NOTEBOOK, database, root))
-        index.write_index(root / "reports", root / "figures")
+        index.write_index(root / "reports", root / "figures", db_path=database)
         (root / "errors.json").write_text(json.dumps(errors), encoding="utf-8")
 
     root = shared_folder(tmp_path_factory, "reports", fill)

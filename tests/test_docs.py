@@ -7,7 +7,6 @@ import re
 import pytest
 
 from analysis.core import paths
-from analysis.core.errors import Failure
 from analysis.io.paper import load_claims
 from analysis.reporting import docs
 
@@ -59,9 +58,28 @@ def test_the_notebooks_page_lists_the_files_of_the_manifests(tmp_path):
     assert "- `01_dataset_overview_only` (table: `.csv`, `.tex`)" in page
 
 
-def test_docs_without_the_manifests_say_to_run_make_figures(tmp_path):
-    with pytest.raises(Failure, match=r"run `make figures` first, then `make docs`"):
-        docs.notebooks_page(manifests_folder=tmp_path)
+def test_docs_without_the_manifests_say_each_notebook_s_files_need_make_figures(tmp_path):
+    """Before `make figures`, `make docs` works: a run notebook's entry says its files need `make figures`,
+    the explorer's (never run) says nothing of runs, and the note names every notebook."""
+    page = docs.notebooks_page(manifests_folder=tmp_path)
+    entries = {e.split("`")[1]: e for e in page.split("\n## ")[1:]}
+    run = sorted(p.stem for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.stem.startswith("00_"))
+    assert run and all("run `make figures`, then `make docs`" in entries[name] for name in run)
+    assert all("Writes into" not in entry for entry in entries.values())
+    assert "then `make docs`" not in entries["00_explore"]
+    note = docs.notebooks_note(manifests_folder=tmp_path)
+    assert f"no manifest of the runs of {len(run)} notebook(s)" in note and all(name in note for name in run)
+
+
+def test_docs_without_the_manifests_keep_the_lists_of_files_the_page_had(tmp_path):
+    """On a fresh clone (no run), `make docs` leaves docs/notebooks.md as committed: each list of files is
+    kept from the page it replaces (tests/test_docs.py checks the committed lists against real runs)."""
+    committed = (paths.DOCS / "notebooks.md").read_text(encoding="utf-8")
+    assert docs.notebooks_page(manifests_folder=tmp_path, previous=committed) == committed
+    listed = docs.listed_files(committed)
+    assert listed and "Writes into" in "".join(listed.values())
+    note = docs.notebooks_note(manifests_folder=tmp_path, previous=committed)
+    assert "are kept from the page as it was" in note and "not listed yet" not in note
 
 
 def test_readme_is_a_front_door_under_12_kb():

@@ -58,7 +58,7 @@ def test_every_imported_library_is_declared():
     declared = {_requirement(spec)[0] for spec in DECLARED}
     distributions = importlib.metadata.packages_distributions()
     undeclared = {}
-    for path in [*ROOT.glob("analysis/**/*.py"), *ROOT.glob("scripts/*.py"), *ROOT.glob("tests/*.py")]:
+    for path in [*ROOT.glob("analysis/**/*.py"), *ROOT.glob("scripts/*.py"), *ROOT.glob("tests/**/*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]

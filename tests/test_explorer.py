@@ -8,10 +8,12 @@ import polars as pl
 import pytest
 
 from analysis import store
+from analysis.analyses import answers as answers_query
 from analysis.analyses import surface
 from analysis.core import paths
 from analysis.core.text import inert
 from analysis.ui import explorer
+from analysis.viz import answers as answer_views
 
 
 @pytest.fixture(scope="module")
@@ -22,17 +24,20 @@ def explore(database):
 
 
 def test_answers_are_every_answer_with_question_and_rating(con):
-    answers = explorer.load_answers(con)
+    answers = answers_query.load_answers(con)
     assert answers.height == con.sql("SELECT count(*) FROM answers").fetchall()[0][0]
     rated = con.sql("SELECT count(DISTINCT answer_id) FROM ratings").fetchall()[0][0]
     assert answers["ratings"].drop_nulls().len() == rated
     german = answers.filter(pl.col("ratings").is_not_null()).row(0, named=True)["ratings"]
     assert all(criterion in german for criterion in ("rating", "factuality", "omissions", "language_correct"))
-    assert set(answers.filter(pl.col("is_human"))["model_name"]) <= {explorer.HUMAN, explorer.HUMAN + " (dot points)"}
+    assert set(answers.filter(pl.col("is_human"))["model_name"]) <= {
+        answers_query.HUMAN,
+        answers_query.HUMAN + " (dot points)",
+    }
 
 
 def test_metric_cells_equal_a_recomputation_in_sql(con):
-    cells = explorer.metric_cells(explorer.load_answers(con), explorer.METRIC_BY_KEY["answer_bytes"])
+    cells = explorer.metric_cells(answers_query.load_answers(con), explorer.METRIC_BY_KEY["answer_bytes"])
     expected = con.sql("""
         SELECT m.display_name AS model_name, q.language, q.question_type, avg(a.n_bytes) AS value, count(*) AS n_answers
         FROM answers a JOIN questions q USING (question_id) JOIN models m USING (model)
@@ -41,7 +46,7 @@ def test_metric_cells_equal_a_recomputation_in_sql(con):
     assert got.drop("value").equals(expected.drop("value"))
     assert got["value"].to_list() == pytest.approx(expected["value"].to_list())
     # a share is a percentage
-    empty = explorer.metric_cells(explorer.load_answers(con), explorer.METRIC_BY_KEY["empty_share"])
+    empty = explorer.metric_cells(answers_query.load_answers(con), explorer.METRIC_BY_KEY["empty_share"])
     n_empty = con.sql("SELECT count(*) FROM answers WHERE NOT is_human AND text = ''").fetchall()[0][0]
     assert (empty["value"] / 100 * empty["n_answers"]).sum() == pytest.approx(n_empty)
     assert ((empty["ci_low"] <= empty["value"]) & (empty["value"] <= empty["ci_high"])).all()
@@ -128,12 +133,12 @@ def test_a_provider_error_and_an_empty_answer_say_so(explore):
     coded = errors.filter(pl.col("text") != "").head(1)
     empty = errors.filter(pl.col("text") == "").head(1)
     assert coded.height == 1
-    page = explorer.answers_html(coded, True)
+    page = answer_views.answers_html(coded, True)
     code = coded["provider_error_code"][0]
     assert f'title="the API returned the code {code} instead of an answer">provider error {code}</span>' in page
     assert "wrong language" not in page and "repetition" not in page  # a provider error is neither
     if empty.height:
-        page = explorer.answers_html(empty, True)
+        page = answer_views.answers_html(empty, True)
         assert 'title="the provider returned no text (a provider error)">empty</span>' in page and "(empty)" in page
 
 
@@ -175,7 +180,8 @@ def test_the_overview_stays_whole_and_outlines_the_chosen_cell(explore, con):
         "question_type": "agnostic",
     }
     explore.metric.value = "empty_share"
-    assert explore.chart.to_dict()["title"] == "% of empty answers"
+    title = explore.chart.to_dict()["title"]
+    assert (title["text"] if isinstance(title, dict) else title) == "% of empty answers"
     # a new chart keeps the chosen cell outlined, and its click is listened to again
     assert explore.overview.params.calmqa_chosen["model_name"] == "GPT-4o"
     assert explore.overview.selections._trait_notifiers["calmqa_pick"]["change"]
@@ -258,19 +264,35 @@ def test_only_the_failures_and_paging_through_every_question(explore):
 def test_answers_html_escapes_text_from_the_data(explore):
     payload = "<script>alert(1)</script><img src=x onerror=alert(2)>"
     frame = explore.answers.head(2).with_columns(text=pl.lit(payload), question_text=pl.lit(payload))
-    page = explorer.answers_html(frame, True)
+    page = answer_views.answers_html(frame, True)
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # a model's name from the data is text too, and the chosen one is marked all the same
     named = frame.with_columns(model_name=pl.lit(payload))
-    page = explorer.answers_html(named, True, chosen_model=payload)
+    page = answer_views.answers_html(named, True, chosen_model=payload)
     assert "<script>alert" not in page and "calmqa-chosen" in page
     # every text block takes its direction from its text: Arabic, Hebrew and Pashto run right to left
-    assert page.count('dir="auto"') == page.count('class="calmqa-text"') + page.count('class="calmqa-question-text"')
+    assert page.count('dir="auto"') == len(re.findall(r'class="calmqa-(?:question-)?text[" ]', page))
+
+
+def test_answers_are_rendered_as_sanitised_markdown():
+    """An answer's Markdown is rendered (emphasis, lists) and then cleaned: raw HTML stays text, and a link
+    keeps only a safe scheme."""
+    page = answer_views.markdown_html(
+        "**Bold** and a list:\n\n- one\n- two\n\n<script>alert(1)</script> [x](javascript:alert(2)) [y](https://a.org)"
+    )
+    assert "<strong>Bold</strong>" in page and "<li>one</li>" in page
+    assert "<script" not in page and 'href="javascript' not in page and "&lt;script&gt;" in page
+    assert 'href="https://a.org"' in page and 'rel="noopener noreferrer"' in page
 
 
 def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, explore):
-    assert len(explore.metric.options) == len(explorer.METRICS)
+    with store.connect(database) as con:
+        n_scales = con.sql(
+            "SELECT (SELECT count(*) FROM metrics) + (SELECT count(DISTINCT criterion) FROM criterion_levels)"
+        ).fetchall()[0][0]
+    # the suite's own metrics, then one per metric and rating criterion of the study
+    assert len(explore.metric.options) == len(explorer.METRICS) + n_scales
     explore.metric.value = "pct_repetition"
     cells = explorer.metric_cells(explore.answers, explorer.METRIC_BY_KEY["pct_repetition"])
     with store.connect(database) as con:
@@ -314,3 +336,47 @@ def test_explore_notebook_executes_and_says_what_it_needs_without_a_kernel(datab
 
 def test_the_live_explorer_hides_the_note_for_a_notebook_without_kernel(explore):
     assert f".{explorer.KERNEL_NOTE_CLASS} {{ display: none; }}" in explore.widget.children[0].value
+
+
+def test_the_explorer_and_report_03_give_the_same_tiers(con):
+    # the explorer's cells of a surface metric carry the tiers that report 03's cells carry (both paired
+    # on the same answers), and its chart marks the top tier
+    answers = explorer.load_answers(con)
+    metric = explorer.METRIC_BY_KEY["pct_surface_ok"]
+    cells = explorer.metric_cells(answers, metric)
+    rates, orders = surface.rates_by_model_language(con), explorer.dimensions.Orders.of(con)
+    report = surface.metric_cells(rates, "pct_surface_ok", orders, surface.answer_verdicts(con))
+    mine = cells.filter(pl.col("tier").is_not_null()).select(
+        pl.col("model_name").alias("model"), "language", "question_type", "tier"
+    )
+    theirs = report.filter(pl.col("tier").is_not_null()).select("model", "language", "question_type", "tier")
+    assert mine.height > 0
+    assert mine.sort(pl.all()).equals(theirs.sort(pl.all()))
+    spec = explorer.explorer_chart(cells, metric, (0, 100), orders).to_dict()
+    assert "datum.tier === 1" in str(spec)
+
+
+def test_the_provider_error_heatmap_gets_tiers_from_mcnemar_against_the_model_of_fewest_errors(con):
+    # report 03's heatmap of provider errors: in each language and question type the model with the fewest
+    # errors is the best (among all models, drawn or not), and each drawn cell's p_vs_best is statsmodels'
+    # exact McNemar test of the two models' errors on the questions both answered
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    cells = surface.provider_error_cells(con)
+    separated = cells.filter(pl.col("tier") > 1)
+    assert separated.height > 0
+    row = separated.row(0, named=True)
+    errors = con.sql(
+        "SELECT display_name AS model, question_id, provider_error FROM surface_answers "
+        "WHERE language = $language AND question_type = $question_type",
+        params={"language": row["language"], "question_type": row["question_type"]},
+    ).pl()
+    shares = errors.group_by("model").agg(pl.col("provider_error").mean()).sort("provider_error", "model")
+    best = shares["model"][0]
+    paired = errors.filter(pl.col("model") == best).join(
+        errors.filter(pl.col("model") == row["model"]), on="question_id", suffix="_other"
+    )
+    a, b = paired["provider_error"].to_numpy(), paired["provider_error_other"].to_numpy()
+    table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
+    assert row["p_vs_best"] == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-3)
+    assert row["p_adjusted"] < 0.05

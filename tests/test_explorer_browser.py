@@ -104,3 +104,44 @@ def test_a_click_on_a_cell_compares_its_answers(chromium, explorer_tab):
     assert second["text"] != first["text"]
     assert "Chosen: Llama 3 70B, Hindi, culturally agnostic questions" in second["output"]
     assert "repetition" in second["text"]
+
+
+@pytest.fixture(scope="module")
+def study_explorer_tab(chromium, tmp_path_factory, udhr_folder):
+    """The explorer open in JupyterLab at 1400 px on the example study's database, every cell run."""
+    from analysis.core import paths
+    from analysis.pipeline.build import build
+
+    root = tmp_path_factory.mktemp("study-lab")
+    db_path = root / "example.duckdb"
+    build(paths.DATA / "examples" / "study", db_path, progress=False)
+    jupyterlab.prepare_explorer(root, db_path)
+    with jupyterlab.JupyterLab(root) as lab:
+        try:
+            with jupyterlab.open_explorer(chromium, lab, (1400, SCREEN_HEIGHT)) as session:
+                yield session
+        except browser.BrowserError as exc:
+            pytest.fail(f"{exc}\nJupyterLab's log:\n{lab.log()}")
+
+
+def _choose_metric(chromium, session, title: str) -> None:
+    chromium.evaluate(session, f"{SELECT_METRIC_JS}({title!r})")
+    chromium.wait_for(
+        session,
+        f"Array.from(document.querySelectorAll('.vega-embed svg.marks text')).some(t => t.textContent.startsWith({title!r}))",
+        timeout=60,
+        what=f"the heatmap of {title}",
+    )
+
+
+def test_a_study_s_metric_and_rating_criterion_are_explored_to_their_answers(chromium, study_explorer_tab):
+    """The example study's own metric and rating criterion, chosen in the explorer, draw their heatmap; a click
+    on a cell shows its answers with the metric's values and the ratings, and says what the cell holds."""
+    _choose_metric(chromium, study_explorer_tab, "score (mean; higher is better)")
+    scored = _click_cell(chromium, study_explorer_tab, "Beta 70B", "Hausa", "factual")
+    assert "Chosen: Beta 70B, Hausa, factual questions" in scored["output"]
+    assert "score " in scored["text"] and "over 10 answers" in scored["output"]
+    _choose_metric(chromium, study_explorer_tab, "human rating: fluency (mean level, 1 poor, 2 fair, 3 good)")
+    rated = _click_cell(chromium, study_explorer_tab, "Gamma Mini", "Swahili", "opinion")
+    assert "Chosen: Gamma Mini, Swahili, opinion questions" in rated["output"]
+    assert "human ratings: " in rated["text"] and "poor: " in rated["output"] and "good: " in rated["output"]

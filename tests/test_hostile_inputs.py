@@ -572,7 +572,7 @@ import_case(
     "answers.csv",
     ANSWERS_CSV + 'german:0,German,my-model,A.,"My\tModel"\n',
     "line 2, field 'display_name'",
-    "no control character",
+    "holds a tab at character 2; a display name is one line of visible text",
 )
 import_case(
     "a CSV field over the field limit",
@@ -812,6 +812,82 @@ import_case(
     verification=VERIFIED,
 )
 
+# ---- issue 38: what the round before found left (each was accepted, or counted wrongly, and exited 0)
+QUESTION_OF_38 = {"language": "German", "question_type": "specific", "question": "Wie hoch ist die Zugspitze?"}
+CLAIMS_AB = jsonl({"prompt_source": CLAUDE, "abstained": False, "all_claims": ["Claim A", "Claim B"]})
+import_case(
+    "VeriScore a verification file longer than its claims file",
+    "metrics",
+    "claims.jsonl",
+    CLAIMS_AB,
+    "verification.jsonl, line 2",
+    "is longer than the claims file (2 lines against 1)",
+    verification=VERIFIED + VERIFIED,
+)
+for verdict in ("Supported", "supportd", "Supported."):
+    import_case(
+        f"VeriScore a verification result {verdict!r}",
+        "metrics",
+        "claims.jsonl",
+        CLAIMS_AB,
+        "verification.jsonl, line 1",
+        f"gives the verification_result {verdict!r} for the claim 'Claim A'; VeriScore writes one of supported, "
+        "unsupported, contradicted, inconclusive",
+        verification=jsonl(
+            {"Claim A": {"verification_result": verdict}, "Claim B": {"verification_result": "unsupported"}}
+        ),
+    )
+import_case(
+    "an answer name with a newline in the release format",
+    "answers",
+    "dataset-specific-german.json",
+    release_format_answers("german:0:language.german:new\nllm"),
+    "field 'name'",
+    "holds a line break at character 28; a label is one line of visible text",
+)
+import_case(
+    "a question that is an NFD copy of one in the database",
+    "questions",
+    "questions.jsonl",
+    jsonl({"language": "German", "question_type": "specific", "question": "Was ist Fo\u0308hn?"}),
+    "0 questions added, 0 changed, 1 already there; it changes nothing",
+    status=0,
+)
+
+
+import_case(
+    "a model version with a terminal escape sequence",
+    "answers",
+    "answers.jsonl",
+    jsonl({**ANSWER, "model_version": "v1\x1b[2J"}),
+    "line 1, field 'model_version'",
+    "holds the control character U+001B (escape) at character 2",
+)
+import_case(
+    "a question's category with a right-to-left override",
+    "questions",
+    "questions.jsonl",
+    jsonl({**QUESTION_OF_38, "category": "geo\u202egraphy"}),
+    "line 1, field 'category'",
+    "holds the bidirectional control U+202E (RIGHT-TO-LEFT OVERRIDE) at character 3",
+)
+
+
+def release_file_of_a_model_and_a_human(work: Work):
+    entry = json.loads(release_format_answers("german:0:language.german:new llm"))
+    human = dict(entry["entries"][0]["answers"][0], name="german:0:human:x", prompting_state={"model_name": "Human"})
+    entry["entries"][0]["answers"].append(human)
+    return ["import-answers", work.file("dataset-specific-german.json", json.dumps(entry)), "--db", work.db]
+
+
+case(
+    "import answers: a release file of a model's answers and a human answer",
+    release_file_of_a_model_and_a_human,
+    "1 answers added",
+    "its 1 human answer is not imported (the release's)",
+    status=0,
+)
+
 QUESTION = {"language": "German", "question_type": "specific", "question": "Warum ist der Himmel blau?"}
 for field_name, kind in (
     ("question_english", "a number"),
@@ -865,9 +941,7 @@ def nativqa(name: str, file: str, line: int, column: str, value: str, *expect: s
 
 nativqa("a value nan", "table2_zero_shot.csv", 3, "value", "nan", "field 'value'", "'nan' is not a number")
 nativqa("a value inf", "table4_llm_judge.csv", 2, "value", "inf", "field 'value'", "'inf' is not a number")
-nativqa(
-    "a value 1e400", "table2_zero_shot.csv", 3, "value", "1e400", "field 'value'", "inf is outside the range 0 to 1"
-)
+nativqa("a value 1e400", "table2_zero_shot.csv", 3, "value", "1e400", "field 'value'", "'1e400' is not a finite number")
 nativqa("a negative count", "table1_dataset.csv", 2, "seed_queries", "-3664", "field 'seed_queries'", "is '-3664'")
 nativqa(
     "a count of 3,000,000,000",
@@ -1138,3 +1212,24 @@ def test_formula_cells_are_neutralised_in_figures_csvs_and_kept_raw_in_the_datab
     assert written["model"].to_list() == ["'" + name, "'@SUM(A1)", "'\tx", "'-1+2", "-0.25", "GPT-4o", "'+", "12%"]
     # numbers stay numbers, negative ones included
     assert written["score"].to_list()[0] == "-0.5"
+
+
+def test_a_header_made_from_data_is_neutralised_as_its_cells_are(tmp_path):
+    """Issue 38: a data value that becomes a column (a resource level `=1+1` pivoted into a column of its
+    own) was written raw in the header; it is neutralised as a cell is, and two names that become one stay
+    two columns."""
+    import csv
+
+    long = pl.DataFrame(
+        {
+            "model": ["a", "a", "a", "a"],
+            "resource_level": ["=1+1", "high", "'=1+1", "-0.5"],
+            "share": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    wide = long.pivot(on="resource_level", index="model", values="share")
+    export.save_table(wide, tmp_path, "by_level")
+    with open(tmp_path / "by_level.csv", encoding="utf-8", newline="") as handle:
+        header, row = list(csv.reader(handle))
+    assert header == ["model", "'=1+1", "high", "'=1+1", "-0.5"]
+    assert row == ["a", "0.1", "0.2", "0.3", "0.4"]

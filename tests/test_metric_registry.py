@@ -20,6 +20,7 @@ import pytest
 
 from analysis import schema, store
 from analysis.analyses import answer_verdicts, dimensions, scores, surface
+from analysis.analyses import answers as answers_query
 from analysis.reporting import docs
 from analysis.ui import explorer
 from analysis.viz import export, tables
@@ -86,6 +87,7 @@ schema.SURFACE_METRICS = tuple(
 
 from analysis import store
 from analysis.analyses import dimensions, paper_items, surface
+from analysis.analyses import answers as answers_query
 from analysis.reporting import docs
 from analysis.ui import explorer
 from analysis.viz import export, surface_charts, tables
@@ -101,7 +103,7 @@ for metric in surface.METRICS:
     export.save_table(cells, out, f"heatmap_{metric}")
 table = tables.save(surface.rates_by_model(rates, orders, exclude_unreliable=False), out, "rates_by_model")
 found["table_html"] = table.html
-answers = explorer.load_answers(con)
+answers = answers_query.load_answers(con)
 found["explorer"] = {
     m.key: {"title": m.title, "better": m.better, "fails_when": m.fails_when, "failure": m.failure}
     for m in explorer.available_metrics(True)
@@ -229,7 +231,7 @@ def _statuses(con) -> dict[str, str | None]:
     identified) in every heatmap that shows it."""
     orders = dimensions.Orders.of(con)
     rates = surface.rates_by_model_language(con)
-    answers = explorer.load_answers(con)
+    answers = answers_query.load_answers(con)
     chosen = (pl.col("language") == UNIDENTIFIED) & (pl.col("question_type") == "specific")
     found = {}
     for metric in surface.METRICS:
@@ -263,7 +265,7 @@ def test_the_explorer_shows_every_surface_cell_as_the_reports_figure_csv(tiny_da
     with store.connect(_planted(tiny_database, tmp_path, "English")) as con:
         orders = dimensions.Orders.of(con)
         rates = surface.rates_by_model_language(con)
-        answers = explorer.load_answers(con)
+        answers = answers_query.load_answers(con)
     keys = ["model", "language", "question_type"]
     seen = set()
     for metric, spec in surface.METRICS.items():

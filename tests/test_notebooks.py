@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from analysis import cli
 from analysis.analyses import overview, release_version
 from analysis.core import files, outputs, paths
 from analysis.core.errors import Failure, NotebookFailed
@@ -134,6 +135,53 @@ def test_a_failed_run_removes_the_report_of_an_earlier_run(built_reports, name, 
     with pytest.raises(NotebookFailed):
         run.run_notebook("01_dataset_overview", db_path=tmp_path / "missing.duckdb", **roots)
     assert not (tmp_path / "reports" / "01_dataset_overview.html").exists()
+
+
+def test_the_reproduction_report_is_not_run_after_a_report_whose_figures_it_reads_failed(tmp_path, capsys):
+    """Issue 34: `make figures` keeps going past a failed notebook (`run-notebook --keep-going`). The
+    reproduction report reads other reports' figures: after one of them failed it is not run on the
+    figures of an older run, but noted as failed in turn; the index marks both, each with its reason on
+    one line, and ends with exit status 2 naming them."""
+    out = tmp_path / "out"
+    roots = run.output_roots(out)
+    failure = "1 problem in the input:\n  questions.csv, line 4, field 'language': unknown language 'Xyzzyish'"
+    run.record_failure("03_surface_quality", failure, **roots)
+    runs = [
+        "run-notebook",
+        "08_paper_reproduction",
+        f"--db={tmp_path / 'missing.duckdb'}",
+        f"--out={out}",
+        "--figures-of=01_dataset_overview,03_surface_quality",
+    ]
+    assert cli.main(runs) == 2  # without --keep-going, a failure is the command's
+    capsys.readouterr()
+    assert cli.main([*runs, "--keep-going"]) == 0
+    said = capsys.readouterr().err
+    assert (
+        "08_paper_reproduction was not run: it reads the figures of 03_surface_quality, whose last run failed" in said
+    )
+    notes = run.failures(roots["build_root"])
+    assert notes["03_surface_quality"]["reason"] == (
+        "1 problem in the input: questions.csv, line 4, field 'language': unknown language 'Xyzzyish'"
+    )
+    assert sorted(notes) == ["03_surface_quality", "08_paper_reproduction"]
+    index_args = ["index", "--reports", str(roots["reports_root"]), "--figures", str(roots["figures_root"])]
+    assert cli.main([*index_args, "--build", str(roots["build_root"])]) == 2
+    said = capsys.readouterr().err
+    assert "error: 2 reports failed (the index marks them" in said
+    assert "  03_surface_quality: 1 problem in the input: questions.csv, line 4" in said
+    page = (roots["reports_root"] / "index.html").read_text(encoding="utf-8")
+    assert page.count('<span class="failed-mark">failed</span>') == 2
+    assert "unknown language &#x27;Xyzzyish&#x27;" in page or "unknown language 'Xyzzyish'" in page
+    # a name that is no notebook is refused, not noted: `../x` would note it outside the folder
+    assert cli.main(["run-notebook", "../x", f"--out={out}", "--keep-going"]) == 2
+    assert "no notebook '../x'" in capsys.readouterr().err
+    assert sorted(run.failures(roots["build_root"])) == ["03_surface_quality", "08_paper_reproduction"]
+    assert not list(out.glob("*.failure.json"))
+    # once a report's notebook runs again and passes, its note goes (run_notebook removes it)
+    run.failure_note(roots["build_root"], "03_surface_quality").unlink()
+    run.failure_note(roots["build_root"], "08_paper_reproduction").unlink()
+    assert cli.main([*index_args, "--build", str(roots["build_root"])]) == 0
 
 
 def test_the_save_functions_record_what_they_write(tmp_path, monkeypatch):

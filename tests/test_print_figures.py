@@ -36,8 +36,9 @@ PAGE, COLUMN = theme.PRINT_WIDTHS["page"], theme.PRINT_WIDTHS["column"]
 COLUMN_HEIGHT = 4 * theme.POINTS_PER_INCH
 MIN_CELL_LABEL, MIN_TEXT = 6.0, 7.0
 # A cell's label: a number (with its sign, decimals, thousands separators or %) or a status's short label.
+# d3's format writes a negative number with the minus sign U+2212.
 CELL_LABEL = re.compile(
-    r"^(-?[\d,]+(\.\d+)?%?|" + "|".join(re.escape(s["label"]) for s in theme.STATUS_STYLES.values()) + ")$"
+    r"^([-\u2212]?[\d,]+(\.\d+)?%?|" + "|".join(re.escape(s["label"]) for s in theme.STATUS_STYLES.values()) + ")$"
 )
 
 

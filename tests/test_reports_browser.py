@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 from tiny_release import write_release
 
+from analysis import store
 from analysis.core import files, paths
 from analysis.pipeline.build import build
 from analysis.reporting import browser, provenance, run
@@ -231,17 +232,17 @@ PROBE_CELLS = [
     "import polars as pl\n"
     "from analysis import store\n"
     "from analysis.reporting import notebook\n"
-    "from analysis.ui import explorer\n"
-    "from analysis.viz import export, heatmap\n"
+    "from analysis.analyses import answers as answers_query\n"
+    "from analysis.viz import answers as answer_views, export, heatmap\n"
     "notebook.setup()\n"
     "con = store.connect(db_path)\n"
-    "answers = explorer.load_answers(con)\n"
+    "answers = answers_query.load_answers(con)\n"
     "display(Markdown('Summary: ' + ' '.join(answers['text'].unique().sort().to_list())))",
     "display(answers.select('question_text', 'text'))",
     "cells = answers.group_by('question_text', 'model_name').agg(n=pl.len())\n"
     "export.save_figure(heatmap.heatmap(cells, x='model_name', y='question_text', value='n', title='probe'),"
     " cells, output_dir, 'probe')",
-    "display(HTML(explorer.answers_html(answers, False)))",
+    "display(HTML(answer_views.answers_html(answers, False)))",
 ]
 
 
@@ -291,16 +292,22 @@ def test_text_from_data_never_runs_in_a_report(chromium, tmp_path):
 def test_every_chart_fits_its_place_at_1024_and_1400_px(chromium, built_reports, name):
     """In a window 1024 or 1400 px wide, no chart is wider than the report's output area, and no text of
     a chart (a cell's label above all) is drawn under 9 px: a chart too wide for its place and shrunk to
-    fit it fails on its text."""
+    fit it fails on its text. At 1400 px the report, its folds closed, is under 8,000 px tall."""
     page = built_reports / "reports" / f"{name}.html"
     for width in (1400, 1024):
-        layout = chromium.open(
+        values = chromium.open(
             page,
             viewport=(width, 900),
-            actions=lambda chrome, session: {"layout": chrome.evaluate(session, browser.LAYOUT_JS)},
-        ).values["layout"]
+            actions=lambda chrome, session: {
+                "layout": chrome.evaluate(session, browser.LAYOUT_JS),
+                "height": chrome.evaluate(session, "document.documentElement.scrollHeight"),
+            },
+        ).values
+        layout = values["layout"]
         assert browser.layout_problems(layout) == [], f"{name} at {width} px"
         assert all(chart["smallestText"] is None or chart["smallestText"] >= 9 for chart in layout)
+        if width == 1400:
+            assert values["height"] < 8000, f"{name} is {values['height']:,} px tall at 1400 px"
 
 
 LAYOUT_PAGE = """<!DOCTYPE html><html><body style="margin: 0">
@@ -364,10 +371,10 @@ def test_a_report_stands_alone(built_reports, name):
     figures = sorted(p.stem for p in (built_reports / "figures" / name).glob("*.svg"))
     for figure in figures:
         for extension in ("csv", "svg", "pdf"):
-            assert f"../figures/{name}/{figure}.{extension}" in local, f"{name}: no link to {figure}.{extension}"
+            assert f"files/{name}/{figure}.{extension}" in local, f"{name}: no link to {figure}.{extension}"
     for tex in (built_reports / "figures" / name).glob("*.tex"):
         assert tex.with_suffix(".csv").is_file(), f"{tex.name} has no CSV beside it"
-        assert f"../figures/{name}/{tex.name}" in local, f"{name}: no link to {tex.name}"
+        assert f"files/{name}/{tex.name}" in local, f"{name}: no link to {tex.name}"
     # Every table has a caption: great_tables' title, or the claims table's <caption>.
     without_scripts = re.sub(r"<script.*?</script>", " ", page, flags=re.DOTALL)
     tables = re.findall(r"<table\b.*?</table>", without_scripts, flags=re.DOTALL)
@@ -389,6 +396,30 @@ def test_a_report_stands_alone(built_reports, name):
     assert not words, f"{name} names the repository's paths or tracker: {words}"
 
 
+def test_a_copied_reports_folder_keeps_every_link_and_anchor(built_reports, tmp_path):
+    """The reports folder copied elsewhere on its own (sent to someone): every local link of every page
+    (the reports, the index, the methods page) leads to a file of the copy, and every anchor to an id of
+    its page."""
+    import html as html_module
+
+    copy = tmp_path / "shared-reports"
+    shutil.copytree(built_reports / "reports", copy)
+    pages = sorted(copy.glob("*.html"))
+    ids = {page.name: set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8"))) for page in pages}
+    broken = []
+    for page in pages:
+        text = re.sub(r"<script.*?</script>", " ", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        for href in map(html_module.unescape, re.findall(r'href="([^"]+)"', text)):
+            if href.startswith(("http://", "https://", "data:", "mailto:")):
+                continue
+            target, _, anchor = href.partition("#")
+            if target and not (copy / target).is_file():
+                broken.append(f"{page.name}: {href} (no such file)")
+            elif anchor and (target or page.name) in ids and anchor not in ids[target or page.name]:
+                broken.append(f"{page.name}: {href} (no such anchor)")
+    assert not broken, broken
+
+
 def test_the_methods_page_has_every_section_a_report_links_to(built_reports):
     reports = built_reports / "reports"
     methods = (reports / "methods.html").read_text(encoding="utf-8")
@@ -396,3 +427,88 @@ def test_the_methods_page_has_every_section_a_report_links_to(built_reports):
     for page in reports.glob("[0-9]*.html"):
         for anchor in re.findall(r'href="methods\.html#([^"]+)"', page.read_text(encoding="utf-8")):
             assert anchor in anchors, f"{page.name} links to a methods section that does not exist: {anchor}"
+
+
+# A cell of the first model x language heatmap of a report that has one, clicked at its middle.
+_CLICK_A_CELL_JS = """(() => {
+  const chart = document.querySelector('.calmqa-drillable');
+  if (!chart) { return null; }
+  chart.scrollIntoView();
+  const cells = Array.from(chart.querySelectorAll('svg .mark-rect path')).filter(p => p.getBoundingClientRect().width > 5);
+  const box = cells[Math.floor(cells.length / 3)].getBoundingClientRect();
+  return [box.left + box.width / 2, box.top + box.height / 2];
+})()"""
+# What the drill-down panel shows: its heading, and per answer its model and whether it is marked chosen.
+_DRILL_STATE_JS = """(() => {
+  const panel = document.querySelector('.calmqa-drill');
+  if (!panel) { return {hash: location.hash, panel: false}; }
+  const head = panel.querySelector('.calmqa-drill-head');
+  return {
+    hash: location.hash, panel: true, head: head ? head.innerText : panel.innerText,
+    questions: Array.from(panel.querySelectorAll('.calmqa-question')).map(q => ({
+      meta: q.querySelector('.calmqa-meta').innerText,
+      first: q.querySelector('.calmqa-answer').getAttribute('data-model'),
+      chosen: Array.from(q.querySelectorAll('.calmqa-answer.calmqa-chosen')).map(a => a.getAttribute('data-model')),
+      models: q.querySelectorAll('.calmqa-answer').length,
+    })),
+  };
+})()"""
+
+
+def test_a_heatmap_cell_of_a_copied_report_shows_its_answers_offline_and_its_url_opens_it(
+    chromium, built_reports, database, tmp_path
+):
+    """The reports folder copied elsewhere, opened from the disk with the network off: a click on a cell of
+    report 03's first heatmap shows, under it, that language's questions of that type, each with every
+    model's answer and the clicked model's first and marked; the page's URL then names the cell, and
+    opening that URL opens the same answers. Nothing is requested but files of the folder."""
+    from urllib.parse import parse_qs
+
+    copy = tmp_path / "sent"
+    shutil.copytree(built_reports / "reports", copy)
+    page = copy / "03_surface_quality.html"
+
+    def click(chrome, session):
+        position = chrome.evaluate(session, _CLICK_A_CELL_JS)
+        assert position, "report 03 has no heatmap a click can drill into"
+        chrome.click(session, *position)
+        chrome.wait(1.0)
+        return chrome.evaluate(session, _DRILL_STATE_JS)
+
+    clicked = chromium.open(page, viewport=(1400, 900), actions=click)
+    assert clicked.problems == [], clicked.problems
+    state = clicked.values
+    assert state["panel"] and state["questions"], f"no answers under the clicked cell: {state}"
+    cell = {k: v[0] for k, v in parse_qs(state["hash"].removeprefix("#answers:")).items()}
+    assert {"model", "language", "type"} <= set(cell)
+    # The oracle is the database: that language's questions of that type, and the answers to each.
+    with store.connect(database) as con:
+        expected = con.execute(
+            "SELECT count(*) FROM questions WHERE language = ? AND question_type = ?", [cell["language"], cell["type"]]
+        ).fetchone()[0]
+        answered = dict(
+            con.execute(
+                "SELECT q.name, count(*) FROM answers a JOIN questions q USING (question_id) "
+                "WHERE q.language = ? AND q.question_type = ? GROUP BY q.name",
+                [cell["language"], cell["type"]],
+            ).fetchall()
+        )
+    assert f"of {expected} " in state["head"] and cell["model"] in state["head"]
+    for question in state["questions"]:
+        assert question["meta"].startswith(f"{cell['language']} · {cell['type']}")
+        assert question["first"] == cell["model"] and question["chosen"] == [cell["model"]]
+        assert question["models"] == answered[question["meta"].rsplit(" · ", 1)[-1]]
+    # The cell as a URL: a fresh tab on it shows the same answers.
+    with chromium.page(page.resolve().as_uri() + state["hash"], (1400, 900)) as session:
+        for _ in range(40):
+            chromium.wait(0.25)
+            opened = chromium.evaluate(session, _DRILL_STATE_JS)
+            if opened["panel"] and opened.get("questions"):
+                break
+    assert opened["head"] == state["head"] and opened["questions"] == state["questions"]
+
+
+def test_notebook_runs_leave_nothing_in_the_notebooks_folder(built_reports):
+    """Papermill runs with the notebooks' folder as its working folder; the kernels' sockets live in a
+    folder of each run's own, so the notebooks' folder holds the notebooks only."""
+    assert sorted(p.name for p in paths.NOTEBOOKS.iterdir() if p.suffix != ".ipynb" and p.name != "__pycache__") == []

@@ -99,6 +99,8 @@ def _verdicts_to_finish() -> pl.DataFrame:
             "language_engine": [None if d is None else "cld2" for d in detected],
             "language_raw": [None if d is None else f'{{"id": {i}}}' for d, i in zip(detected, ids)],
             "detected_language": detected,
+            "abstained": [False] * n,
+            "language_chars": [20 * i for i in ids],
             "n_tokens": [10 * i for i in ids],
             "repeat_count": repeats,
             "tokenizer": ["o200k_base"] * n,
@@ -110,7 +112,7 @@ def _verdicts_to_finish() -> pl.DataFrame:
             "iso_code": iso_codes,
             "identified": identified,
         },
-        schema_overrides={"n_tokens": pl.Int32, "repeat_count": pl.Int32},
+        schema_overrides={"n_tokens": pl.Int32, "repeat_count": pl.Int32, "language_chars": pl.Int32},
     )
 
 
@@ -137,6 +139,32 @@ def test_finish_derives_every_verdict_of_an_answer():
     assert column("language_correct") == [False, True, True, None, None, None]
     # Three-valued: a provider error or a repetition decides it; else the language verdict does.
     assert column("surface_ok") == [False, False, True, None, False, None]
+    # Every answer here got a verdict or is in a language not identified: none is abstained on; a provider
+    # error has no such verdict.
+    assert column("language_abstained") == [False, False, False, False, None, False]
+
+
+def test_finish_counts_an_answer_without_a_language_verdict_apart():
+    """An answer too short to judge (the identifier abstained), and one in an identified language that no
+    engine judged, have no language verdict: abstained on, neither right nor wrong; one that repeats itself
+    still has a surface issue."""
+    verdicts = (
+        _verdicts_to_finish()
+        .head(3)
+        .with_columns(
+            detected_language=pl.lit(None, pl.String),
+            abstained=pl.Series([True, False, True]),
+            repeat_count=pl.Series([0, 0, surface_stage.REPETITION_MIN_COUNT], dtype=pl.Int32),
+            provider_error_code=pl.lit(None, pl.String),
+            identified=pl.lit(True),
+        )
+    )
+    # answers 5 and 1 abstained on, 3 judged by no engine; 1 repeats itself
+    assert verdicts["answer_id"].to_list() == [5, 3, 1]
+    finished = {row["answer_id"]: row for row in surface_stage._finish(verdicts).iter_rows(named=True)}
+    assert [finished[i]["language_abstained"] for i in (5, 3, 1)] == [True, True, True]
+    assert [finished[i]["language_correct"] for i in (5, 3, 1)] == [None, None, None]
+    assert [finished[i]["surface_ok"] for i in (5, 3, 1)] == [None, None, False]
 
 
 def test_a_cells_status_is_its_first_reason():

@@ -401,6 +401,10 @@ def test_answer_scores_notebook_without_metrics(built_reports, name, surface_dat
         "heatmap_s_surf.pdf",
         "heatmap_s_surf.png",
         "heatmap_s_surf.svg",
+        "rank_intervals_s_surf.csv",
+        "rank_intervals_s_surf.pdf",
+        "rank_intervals_s_surf.png",
+        "rank_intervals_s_surf.svg",
         "scores_by_model.csv",
         "scores_by_model.tex",
     ]

@@ -47,6 +47,8 @@ def _verdicts() -> pl.DataFrame:
             "language_engine": None if code else "cld2",
             "language_raw": None if code else "{}",
             "detected_language": detected,
+            "abstained": False,
+            "language_chars": 400,
             "n_tokens": 100,
             "repeat_count": repeats,
             "tokenizer": "o200k_base",
@@ -60,7 +62,9 @@ def _verdicts() -> pl.DataFrame:
         }
         for answer, question, code, detected, repeats, _ in ANSWERS
     ]
-    return pl.DataFrame(rows, schema_overrides={"n_tokens": pl.Int32, "repeat_count": pl.Int32})
+    return pl.DataFrame(
+        rows, schema_overrides={"n_tokens": pl.Int32, "repeat_count": pl.Int32, "language_chars": pl.Int32}
+    )
 
 
 def _database() -> duckdb.DuckDBPyConnection:

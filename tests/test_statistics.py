@@ -158,3 +158,22 @@ def test_mixed_logistic_respects_the_reference_level(frame):
     assert refit.coefficients["estimate"][0] == pytest.approx(fit.coefficients["estimate"].sum(), abs=1e-4)
     assert fit.random_effects["group"].to_list() == ["annotator"]
     assert fit.n_obs == 300
+
+
+def test_cohens_kappa_agrees_with_r_psych():
+    # issue 37: the suite's Cohen's kappa (unweighted and with quadratic weights) against R's psych::cohen.kappa,
+    # whose default weights are quadratic. Krippendorff's alpha has no R implementation in Debian 12 (irr is
+    # not packaged): tests/test_significance.py checks it against the worked example of Krippendorff's paper.
+    from analysis.stats import agreement
+
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 5, 150)
+    b = np.clip(a + rng.integers(-2, 3, 150), 0, 4)
+    ro = r_models._robjects()
+    with r_models.quiet_r():
+        kappas = ro.r(
+            "function(a, b) { k <- psych::cohen.kappa(cbind(a, b), levels = 0:4); c(k$kappa, k$weighted.kappa) }"
+        )(ro.IntVector(a.tolist()), ro.IntVector(b.tolist()))
+    unweighted, weighted = list(kappas)
+    assert agreement.weighted_kappa(a, b, 5, None) == pytest.approx(unweighted, rel=1e-10)
+    assert agreement.weighted_kappa(a, b, 5, "quadratic") == pytest.approx(weighted, rel=1e-10)

@@ -3,22 +3,27 @@ one clear message naming the file, row and field, and nothing is written), langu
 langcodes, the example study built and written into every generic report, and the example being what
 its generator writes."""
 
+import hashlib
+import json
 import shutil
 import subprocess
 import sys
 
 import polars as pl
 import pytest
+import sentences
 from same_tables import assert_same_tables
+from tiny_release import write_release
 
-from analysis import store
+from analysis import cli, store
 from analysis.analyses import dimensions, studies
-from analysis.core import paths
-from analysis.core.errors import InputError
-from analysis.io import study
+from analysis.core import identity, paths
+from analysis.core.errors import Failure, InputError
+from analysis.io import languages, study
+from analysis.pipeline import build as build_module
 from analysis.pipeline import imports, synthetic_study
 from analysis.pipeline.build import build
-from analysis.reporting import index, run
+from analysis.reporting import index, provenance, run
 
 EXAMPLE = paths.DATA / "examples" / "study"
 
@@ -205,6 +210,93 @@ def test_languages_not_listed_are_resolved_by_langcodes(folder):
     assert scripts["Swahili"] == "Latin"
 
 
+def _name_questions(folder, names: dict[str, str]) -> None:
+    """Name the language of the questions `names` gives (question id -> the name or code to write)."""
+    for key, name in names.items():
+        _edit(folder / "questions.csv", f"\n{key},Hausa,", f"\n{key},{name},")
+
+
+def _languages_by_question(folder) -> dict[str, str]:
+    read = study.read(folder)
+    return dict(zip(read.questions["question_key"], read.questions["language"]))
+
+
+def test_the_names_and_codes_of_one_language_are_that_language_as_languages_csv_names_it(folder):
+    """Issue 34: `Hausa`, `hau`, `ha` and `Hausa` with a zero-width space are one language, Hausa (the
+    example's languages.csv lists `Hausa,ha`), not four."""
+    _name_questions(folder, {"ha-002": "hau", "ha-003": "ha", "ha-004": "Hausa\u200b", "ha-005": "hausa"})
+    languages = _languages_by_question(folder)
+    assert {languages[f"ha-00{i}"] for i in range(1, 6)} == {"Hausa"}
+    assert sorted(study.read(folder).languages["language"]) == ["Hausa", "Swahili", "Twi", "Yoruba"]
+    # languages.csv names the language: Persian and Farsi are Farsi where it lists `Farsi,fa`
+    (folder / "languages.csv").write_text(
+        "language,code\nHausa,ha\nSwahili,sw\nYoruba,yo\nTwi,tw\nFarsi,fa\n", encoding="utf-8"
+    )
+    _name_questions(folder, {"ha-006": "Persian", "ha-007": "Farsi", "ha-008": "fas"})
+    languages = _languages_by_question(folder)
+    assert [languages[f"ha-00{i}"] for i in (6, 7, 8)] == ["Farsi", "Farsi", "Farsi"]
+
+
+def test_two_names_of_one_language_that_languages_csv_does_not_list_are_an_error_naming_both(folder):
+    (folder / "languages.csv").unlink()
+    _name_questions(
+        folder, {"ha-002": "hau", "ha-003": "Persian", "ha-004": "Farsi", "ha-005": "Hausa\u200b", "ha-006": "eus"}
+    )
+    _edit(folder / "questions.csv", "\nha-007,Hausa,", "\nha-007,Basque,")
+    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    assert problems == [
+        "questions.csv, line 3, field 'language': 'hau' and 'Hausa' (first on line 2) name one language, Hausa "
+        "(ha): use one name, or list the language in languages.csv with the name to show",
+        "questions.csv, line 5, field 'language': 'Farsi' and 'Persian' (first on line 4) name one language, "
+        "Persian (fa): use one name, or list the language in languages.csv with the name to show",
+        "questions.csv, line 8, field 'language': 'Basque' and 'eus' (first on line 7) name one language, Basque "
+        "(eu): use one name, or list the language in languages.csv with the name to show",
+    ]  # (`Hausa` with a zero-width space is Hausa, the same name: no problem)
+
+
+def test_a_name_that_matches_only_loosely_is_an_error_with_the_closest_names_unless_languages_csv_lists_it(folder):
+    _name_questions(folder, {"ha-002": "Klingonese", "ha-003": "Ga"})
+    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    assert len(problems) == 2
+    assert problems[0].startswith(
+        "questions.csv, line 3, field 'language': unknown language 'Klingonese': not in languages.csv, and "
+        "langcodes knows no language of that name or code exactly; the closest: Klingon (tlh), "
+    )
+    # `Ga` is Irish's code and the Ga language's name
+    assert problems[1] == (
+        "questions.csv, line 4, field 'language': 'Ga' is the code of Irish (ga) and the name of Ga (gaa): list "
+        "it in languages.csv with the code of the language it means"
+    )
+    with open(folder / "languages.csv", "a", encoding="utf-8") as handle:
+        handle.write("Klingonese,tlh,low\nGa,gaa,low\n")
+    read = study.read(folder)
+    codes = dict(zip(read.languages["language"], read.languages["iso_code"]))
+    assert (codes["Klingonese"], codes["Ga"]) == ("tlh", "gaa")
+
+
+def test_a_name_with_letters_the_confusables_table_maps_resolves_exactly():
+    """The names' key is not the display names' confusables skeleton, which spells `I` as `l` and `m` as
+    `rn`: Icelandic and German were unknown languages once issue 38's skeleton met issue 34b's names."""
+    names = ("Icelandic", "German", "Amharic", "ICELANDIC", "Malayalam", "Hindi")
+    assert {name: languages.resolve(name).tag for name in names} == {
+        "Icelandic": "is",
+        "German": "de",
+        "Amharic": "am",
+        "ICELANDIC": "is",
+        "Malayalam": "ml",
+        "Hindi": "hi",  # a name the trie of every language's names leaves out
+    }
+
+
+def test_languages_csv_lists_a_language_once(folder):
+    with open(folder / "languages.csv", "a", encoding="utf-8") as handle:
+        handle.write("Haoussa,hau,high\n")
+    assert [p.replace(str(folder) + "/", "") for p in _problems(folder)] == [
+        "languages.csv, line 6, field 'code': 'hau' is Hausa (ha), which line 2 lists as 'Hausa': a language is "
+        "listed once, under the name figures show"
+    ]
+
+
 # ---------------------------------------------------------------- the example study
 
 
@@ -236,11 +328,11 @@ def test_the_example_study_builds_with_its_declarations(example_database):
             "example",
             None,
             False,
-            "engine",
+            "auto",
         )
         assert all(declared.has.values())
         identified = dict(con.sql("SELECT language, identified FROM languages").fetchall())
-        # Twi (tw) has no declaration in the UDHR: the engine does not know it
+        # Twi (tw) has no declaration in the UDHR: no engine knows it
         assert identified == {"Hausa": True, "Swahili": True, "Yoruba": True, "Twi": False}
         orders = dimensions.Orders.of(con)
         assert orders.models == ["Alpha 7B", "Beta 70B", "Gamma Mini"]
@@ -311,6 +403,12 @@ def test_every_generic_report_of_the_example(example_database, tmp_path):
     for name in names:
         run.run_notebook(name, db_path=example_database, **roots)
     index.write_index(roots["reports_root"], roots["figures_root"], db_path=example_database)
+    # every sentence that states a number about a model, language or pair matches its CSV
+    summaries = {
+        p.stem: (provenance.read(p) or {}).get("summary") for p in sorted(roots["reports_root"].glob("[0-9]*.html"))
+    }
+    found, checked = sentences.problems(summaries, roots["figures_root"])
+    assert not found and checked >= 4, found
     page = (roots["reports_root"] / "index.html").read_text(encoding="utf-8")
     assert "A made-up study of long-form answers in four African languages: reports" in page
     # each report's navigation links the study's reports only, never a paper-only report it does not get
@@ -365,6 +463,7 @@ def test_a_study_s_names_enter_the_reports_inert():
             "unreliable": [False, False],
             "n_answers": [10, 10],
             "n_answered": [10, 10],
+            "n_surface_judged": [10, 10],
             "n_surface_ok": [9, 5],
             "n_provider_errors": [0, 0],
             "n_repetition": [1, 5],
@@ -375,3 +474,113 @@ def test_a_study_s_names_enter_the_reports_inert():
     )
     text = surface.study_summary(rates, orders)
     assert "\\[x\\]\\(https\\:" in text and "](" not in text, text
+
+
+# ---------------------------------------------------------------- one database and one output folder per study folder
+
+
+@pytest.fixture(scope="module")
+def own_study(tmp_path_factory, udhr_folder):
+    """A copy of the example study in a folder of its own (a study of the same name, `example`), built into
+    its own database: (folder, database)."""
+    root = tmp_path_factory.mktemp("own")
+    folder = shutil.copytree(EXAMPLE, root / "study")
+    db_path = root / "example.duckdb"
+    build(folder, db_path, progress=False)
+    return folder, db_path
+
+
+def _fingerprint(files) -> str:
+    """The fingerprint of files as docs/schema.md defines it: the sha256 of their names and checksums, sorted,
+    16 hex digits."""
+    lines = sorted(f"{p.name}\t{hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in files)
+    return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
+
+
+@pytest.mark.slow
+def test_a_database_belongs_to_one_study_folder(own_study, tmp_path, capsys):
+    """Issue 34: a database records its study folder (resolved path and fingerprint), inside it and beside
+    it; a build of another folder of the same name, or of the CaLMQA release, into it is refused naming
+    both folders, and the database is left byte-identical."""
+    folder, db_path = own_study
+    with store.connect(db_path) as con:
+        assert con.sql("SELECT folder, fingerprint FROM source").fetchall() == [
+            (str(folder.resolve()), _fingerprint(folder.iterdir()))
+        ]
+    beside = json.loads(identity.database_record(db_path).read_text(encoding="utf-8"))
+    assert (beside["study"], beside["folder"], beside["release"]) == ("example", str(folder.resolve()), False)
+    copy = tmp_path / "copy.duckdb"  # (without the record beside it: the one inside it decides)
+    shutil.copy(db_path, copy)
+    before = copy.read_bytes()
+    assert cli.main(["build-db", "--source", str(EXAMPLE), "--db", str(copy)]) == 2
+    said = capsys.readouterr().err
+    assert f"{copy} holds the study 'example' of the folder {folder.resolve()}, and the study 'example' of " in said
+    assert f"the folder {EXAMPLE.resolve()} is another (a database belongs to one study folder)" in said
+    release = write_release(tmp_path / "release")
+    assert cli.main(["build-db", "--source", str(release), "--db", str(copy), "--no-verify"]) == 2
+    assert f"and the CaLMQA release (from {release.resolve()}) is another" in capsys.readouterr().err
+    assert copy.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_an_output_folder_belongs_to_one_study_folder(own_study, example_database, tmp_path):
+    folder, db_path = own_study
+    build_root = run.output_roots(tmp_path / "out")["build_root"]
+    run.claim_outputs(db_path, build_root)
+    assert identity.read(identity.output_record(build_root)).folder == str(folder.resolve())
+    with pytest.raises(Failure) as info:
+        run.claim_outputs(example_database, build_root)
+    assert f"{tmp_path / 'out'} holds the reports of the study 'example' of the folder {folder.resolve()}" in str(
+        info.value
+    )
+    assert f"the study 'example' of the folder {EXAMPLE.resolve()} (the database {example_database})" in str(info.value)
+    with pytest.raises(Failure):  # the index too
+        index.write_index(
+            tmp_path / "out" / "reports", tmp_path / "out" / "figures", db_path=example_database, build_root=build_root
+        )
+
+
+@pytest.mark.slow
+def test_a_study_file_changed_during_the_build_is_refused_and_the_database_kept(tmp_path, monkeypatch, udhr_folder):
+    """Issue 34: the build fingerprints the study's files before it reads them and checks them once the new
+    database is complete; a file changed meanwhile is refused, the previous database kept byte-identical
+    (and older than the changed file, so that Make builds it again)."""
+    folder = shutil.copytree(EXAMPLE, tmp_path / "study")
+    db_path = tmp_path / "example.duckdb"
+    build(folder, db_path, progress=False)
+    before = db_path.read_bytes(), identity.database_record(db_path).read_bytes()
+    loaded = build_module.load_study
+
+    def load_then_change_a_file(con, study_folder, known_languages):
+        loaded(con, study_folder, known_languages)
+        with open(folder / "questions.csv", "a", encoding="utf-8") as handle:
+            handle.write("ha-999,Hausa,A question added while the database was built\n")
+
+    monkeypatch.setattr(build_module, "load_study", load_then_change_a_file)
+    with pytest.raises(Failure) as info:
+        build(folder, db_path, progress=False)
+    assert (
+        f"{folder}: questions.csv changed while the database was built from it, so {db_path} was not replaced"
+        in str(info.value)
+    )
+    assert (db_path.read_bytes(), identity.database_record(db_path).read_bytes()) == before
+    assert (folder / "questions.csv").stat().st_mtime_ns > db_path.stat().st_mtime_ns
+
+
+def test_a_metric_value_off_its_range_by_rounding_only_is_within_it_and_one_outside_is_named_as_written(folder):
+    """Found converting a real study (TruthfulQA-Multi's BLEU per answer, issue 34): a perfect BLEU computed
+    in floating point is 100.00000000000004, refused as "is 100, outside [0, 100]"."""
+    _edit(
+        folder / "study.toml",
+        "[metrics.score]\nhigher_is_better = true\nrange = [0, 1]",
+        "[metrics.score]\nhigher_is_better = true\nrange = [0, 100]",
+    )
+    _edit(folder / "metrics.csv", "ha-001,alpha-7b,score,0.6036", "ha-001,alpha-7b,score,100.00000000000004")
+    values = study.read(folder).metric_values
+    assert values.filter(
+        pl.col("question_key") == "ha-001", pl.col("model") == "alpha-7b", pl.col("metric") == "score"
+    )["value"].to_list() == [100.00000000000004]
+    _edit(folder / "metrics.csv", "ha-001,alpha-7b,score,100.00000000000004", "ha-001,alpha-7b,score,100.001")
+    assert [p.replace(str(folder) + "/", "") for p in _problems(folder)] == [
+        "metrics.csv, line 2, field 'value': is 100.001, outside score's range [0, 100]"
+    ]

@@ -203,6 +203,9 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
             "n_answers": [10, 10, 10],
             "n_provider_errors": [10, 0, 0],
             "n_answered": [0, 10, 10],
+            "n_language_abstained": [0, 0, 0],
+            "n_language_judged": [0, 10, 10],
+            "n_surface_judged": [10, 10, 10],
             "n_correct_language": [0, 10, 3],
             "n_repetition": [0, 0, 2],
             "n_surface_ok": [0, 10, 1],
@@ -258,3 +261,17 @@ def test_write_tables_fills_both_tables(database, tmp_path):
     assert kappa["partially_as"].to_list() == list(surface_tables.PARTIALLY_TREATMENTS) * 2
     assert kappa["languages"].unique(maintain_order=True).to_list() == list(surface_tables.KAPPA_SCOPES)
     con.close()
+
+
+def test_the_model_with_the_most_surface_issues_is_named_with_its_share_of_answers_with_one():
+    """The sentence once gave the worst model's share *without* an issue as its share with one."""
+    by_model = pl.DataFrame({"model": ["Alpha", "Beta", "Gamma"], "ok": [96.6, 25.0, 80.0]})
+    sentence = surface_tables._fewest_and_most_issues(by_model)
+    assert sentence == "Alpha has the fewest answers with a surface issue (3.4%), Beta has the most (75.0%)."
+
+
+def test_models_tied_on_surface_issues_are_said_to_tie():
+    tied = pl.DataFrame({"model": ["Alpha", "Beta"], "ok": [90.0, 90.0]})
+    assert surface_tables._fewest_and_most_issues(tied) == "Every model has a surface issue in 10.0% of its answers."
+    two_best = pl.DataFrame({"model": ["Alpha", "Beta", "Gamma"], "ok": [90.0, 90.0, 50.0]})
+    assert surface_tables._fewest_and_most_issues(two_best).startswith("Alpha and Beta have the fewest")

@@ -170,3 +170,39 @@ def test_a_long_table_breaks_across_pages():
     frame = pl.DataFrame({"language": [f"L{i}" for i in range(tables.LONG_TABLE_ROWS + 1)]})
     assert "\\begin{longtable}" in tables.latex(frame, "left_out_groups")
     assert "\\begin{longtable}" not in tables.latex(frame.head(3), "left_out_groups")
+
+
+def test_beside_the_paper_shows_differences_and_folds_exact_numbers_behind_their_count():
+    """As report 08: a number the suite does not reproduce exactly is shown; the exact ones are folded away
+    behind a line that counts them, so a long table of agreeing numbers does not lengthen the report."""
+    row = dict.fromkeys(("item", "row", "column", "note"), "x")
+    frame = pl.DataFrame(
+        [
+            {**row, "paper": "1.0", "suite": "1.1", "status": "differs"},
+            *({**row, "paper": f"{i}", "suite": f"{i}", "status": "exact"} for i in range(5)),
+        ]
+    )
+    html = tables.show_beside(frame).html
+    shown, folded = html.split('<details class="calmqa-beside-exact">')
+    assert shown.startswith('<details class="calmqa-beside" open>')
+    assert "1.1" in shown and "1.1" not in folded
+    assert "The 5 exact numbers" in folded
+    assert folded.count("<tr") == shown.count("<tr") + 4  # the five exact rows against the one that differs
+    # All exact: the whole block folded.
+    all_exact = tables.show_beside(frame.filter(pl.col("status") == "exact")).html
+    assert all_exact.startswith('<details class="calmqa-beside"><summary>') and "calmqa-beside-exact" not in all_exact
+
+
+def test_a_fold_holds_what_it_is_given_behind_its_line():
+    """`notebook.folded`: secondary material of a long report behind a line a reader clicks; its Markdown
+    rendered, raw HTML in it escaped; closed unless asked open."""
+    from IPython.display import Markdown
+
+    from analysis.reporting import notebook
+
+    table = tables.show(pl.DataFrame({"a": [1.5]}))
+    closed = notebook.folded("The *models*' <b>table</b>", table, Markdown("Some **text**")).data
+    assert closed.startswith('<details class="calmqa-fold"><summary>The <em>models</em>')
+    assert "&lt;b&gt;table&lt;/b&gt;" in closed and table.html in closed and "<strong>text</strong>" in closed
+    assert closed.rstrip().endswith("</details>")
+    assert notebook.folded("x", table, open_=True).data.startswith('<details class="calmqa-fold" open>')

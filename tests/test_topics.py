@@ -74,6 +74,24 @@ def test_category_missing_from_a_group_counts_as_zero():
     assert table.select("category", "n_questions", "share").rows() == [("food", 1, 1.0), ("history", 0, 0.0)]
 
 
+@pytest.mark.parametrize("group_by", ["language", "resource_level"])
+def test_a_category_may_be_called_like_any_column(group_by):
+    """Issue 34: a topic category called `language` (a natural one for questions about language) made the
+    category pivot collide with the group column. Categories and groups are data, never column names."""
+    frame = pl.DataFrame(
+        [("A", "language", 2), ("A", "resource_level", 1), ("B", "n_questions", 3), ("B", '"', 1)],
+        schema={group_by: pl.String, "category": pl.String, "n_questions": pl.Int64},
+        orient="row",
+    )
+    distributions = topics.Distributions.from_counts(frame, group_by)
+    assert distributions.groups == ("A", "B")
+    assert distributions.categories == ('"', "language", "n_questions", "resource_level")
+    expected = {("A", "language"): 2, ("A", "resource_level"): 1, ("B", "n_questions"): 3, ("B", '"'): 1}
+    table = distributions.table()
+    assert {(g, c): n for g, c, n in table.select(group_by, "category", "n_questions").rows() if n} == expected
+    assert table["n_questions"].sum() == 7
+
+
 def test_from_counts_does_not_depend_on_row_order():
     rows = [("A", "x", 1), ("B", "y", 4), ("A", "y", 3), ("C", "x", 2), ("B", "z", 1)]
     forward = topics.Distributions.from_counts(counts_frame(rows), "language")
@@ -103,6 +121,47 @@ def test_extreme_pairs_are_distinct_and_ranked():
     assert least["bc"][0] == 0.0
     assert most["rank"].to_list() == [1, 2]
     assert (pl.concat([most, least])["group_a"] != pl.concat([most, least])["group_b"]).all()
+
+
+@pytest.mark.parametrize(
+    "rows, expected",
+    [
+        # every pair alike: said once, no pair named most and least similar
+        (
+            [("A", "x", 2), ("B", "x", 3), ("C", "x", 1)],
+            "Every pair has the same coefficient (1.00): no pair is more or less similar than another.",
+        ),
+        # three pairs tie as the most similar, three as the least
+        (
+            [("A", "x", 1), ("B", "x", 1), ("C", "x", 1), ("D", "x", 1), ("D", "y", 3)],
+            "3 pairs tie as the most similar (1.00 each: A and B; A and C; B and C); 3 pairs tie as the least "
+            "similar (0.50 each: A and D; B and D; C and D).",
+        ),
+        # more tied pairs than are named
+        (
+            [("A", "x", 1), ("B", "x", 1), ("C", "x", 1), ("D", "x", 1), ("E", "y", 1)],
+            "6 pairs tie as the most similar (1.00 each: A and B; A and C; A and D and 3 more); 4 pairs tie",
+        ),
+        (
+            [("A", "x", 1), ("B", "x", 1), ("C", "y", 1)],
+            "The most similar pair is A and B (1.00); 2 pairs tie as the least similar (0.00 each: A and C; B and C).",
+        ),
+    ],
+)
+def test_the_summary_says_ties_as_ties(rows, expected):
+    distributions = topics.Distributions.from_counts(counts_frame(rows), "language")
+    text = topics.summary(
+        distributions,
+        pl.DataFrame(schema={"language": pl.String, "n_questions": pl.Int64}),
+        topics.similarity_table(distributions),
+        None,
+        None,
+        None,
+        1,
+        CALMQA_ORDERS,
+        None,
+    )
+    assert expected in text, text
 
 
 def test_cluster_order_puts_similar_groups_together_and_is_deterministic():
@@ -225,7 +284,8 @@ def test_summary_reports_extremes_dropped_groups_and_the_agnostic_caveat():
     similarity = topics.similarity_table(kept)
     pooled = pl.DataFrame({"high_questions": [5], "low_questions": [4], "bc": [0.5], "hellinger": [0.7]})
     text = topics.summary(kept, dropped, similarity, pooled, "specific", "human", 2, CALMQA_ORDERS, "calmqa")
-    assert "The most similar pair is B and D (0.99)" in text
+    # one pair: not named both the most and the least similar (issue 34)
+    assert "The one pair, B and D, has a coefficient of 0.99." in text and "least" not in text
     assert "Left out for having fewer than 2 questions: A (1), C (1), E (1)." in text
     assert "Pooled, the 5 questions of high-resource languages and the 4 of low-resource languages" in text
     assert "**0.500**" in text

@@ -23,6 +23,7 @@ double dagger: beyond the paper.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import duckdb
@@ -32,6 +33,9 @@ from ..schema import NO_SURFACE_ISSUE
 
 UNRELIABLE_MARK = " †"
 BEYOND_PAPER_MARK = " ‡"
+# What marks a heatmap cell whose language verdicts rest on a measured accuracy below 95% or unknown
+# (`short_text`; `viz.heatmap.CAVEAT_MARK_SHAPE`), in the words of a subtitle and a sentence.
+CAVEAT_MARK = "the lower left corner mark"
 # Over `answer_surface s`: the language verdict, and the verdict of no surface issue, with the raw
 # verdict standing in where the language cannot be identified reliably.
 LANGUAGE_CORRECT_OR_RAW = "coalesce(s.language_correct, s.language_match)"
@@ -42,6 +46,12 @@ DIMENSIONS = ("question_type", "collection", "resource_level")
 # imported: the study's (or release's) models, then the imported ones that answered the most
 # (`drawn_models`); its CSV has every model's rows.
 MAX_DRAWN_MODELS = 20
+# A chart with a language axis, or a panel per language, draws this many languages at most, so that it stays
+# legible (and Vega can draw it) however many languages a study has: the languages whose answers the study's
+# verdicts judge before the others, then those with the most answers, ties in the languages' order, drawn in
+# that order (`drawn_languages`, by the rule of `most_first`); its CSV has every language's rows, and its
+# caption says how many more.
+MAX_DRAWN_LANGUAGES = 40
 
 
 def from_release(alias: str = "q", column: str = "import_position") -> str:
@@ -79,18 +89,56 @@ ORDER BY o.position
 """
 
 
+# How `drawn_models` chooses, in words for a chart's subtitle.
+DRAWN_MODELS_RULE = (
+    "the study's own models first, in its order, then the imported ones with the most answers (ties by name)"
+)
+
+
 def drawn_models(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_MODELS) -> list[str]:
-    """The display names of the models a model x language chart draws, in `model_order`: the release's
-    models, then the imported models with the most answers (ties by name), `limit` in all."""
+    """The display names of the models a model x language chart draws, in `model_order`, `limit` in all: the
+    source's own models first, in the study's order (`models.position`), then the imported models with
+    the most answers, ties by name (`DRAWN_MODELS_RULE` says so under a chart that leaves some out)."""
     ranked = [
         r[0]
         for r in con.sql(
             "SELECT m.display_name FROM models m LEFT JOIN answers a USING (model) "
-            "GROUP BY m.display_name, m.import_position "
-            "ORDER BY m.import_position IS NOT NULL, count(a.answer_id) DESC, m.display_name"
+            "GROUP BY m.display_name, m.import_position, m.position "
+            "ORDER BY m.import_position IS NOT NULL, CASE WHEN m.import_position IS NULL THEN m.position END, "
+            "count(a.answer_id) DESC, m.display_name"
         ).fetchall()
     ][:limit]
     return [m for m in model_order(con) if m in ranked]
+
+
+# Each language, whether the study's verdicts judge its answers, and its number of model answers (human
+# reference answers are not a model's), in the languages' order.
+LANGUAGE_ANSWERS_SQL = """
+SELECT l.language, l.identified, count(a.answer_id) AS n_answers
+FROM languages l
+JOIN language_order o USING (language)
+LEFT JOIN questions q ON q.language = l.language
+LEFT JOIN answers a ON a.question_id = q.question_id AND NOT a.is_human
+GROUP BY l.language, l.identified, o.position
+ORDER BY o.position
+"""
+
+
+def most_first(sizes: Mapping[str, Sequence[int]], order: list[str], limit: int) -> list[str]:
+    """The `limit` values of `order` with the largest `sizes` (compared in their order: (2, 0) before (1, 9)),
+    ties in `order`'s order, listed in `order`'s order: what a chart draws of more values than it shows."""
+    position = {value: i for i, value in enumerate(order)}
+    largest = sorted(order, key=lambda value: ([-size for size in sizes.get(value, ())], position[value]))
+    kept = set(largest[:limit])
+    return [value for value in order if value in kept]
+
+
+def drawn_languages(con: duckdb.DuckDBPyConnection, limit: int = MAX_DRAWN_LANGUAGES) -> list[str]:
+    """The languages a chart with a language axis draws, in the languages' order: the `limit` languages whose
+    answers the study's verdicts judge before the others, then those with the most model answers (ties in
+    that order)."""
+    rows = con.sql(LANGUAGE_ANSWERS_SQL).fetchall()
+    return most_first({language: (int(identified), n) for language, identified, n in rows}, [r[0] for r in rows], limit)
 
 
 def model_order(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -145,6 +193,8 @@ class Orders:
     # Each language's resource level (None without one).
     levels_of: dict[str, str | None] = field(default_factory=dict)
     drawn: list[str] | None = None
+    # The languages a chart draws (`drawn_languages`); None draws all.
+    drawn_languages: list[str] | None = None
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, all_identified: bool = False) -> Orders:
@@ -168,6 +218,7 @@ class Orders:
             collections,
             levels_of,
             drawn_models(con),
+            drawn_languages(con),
         )
 
     def label(self, language: str) -> str:
@@ -205,6 +256,22 @@ class Orders:
             return f"{titles[0]}, then (after the line) {titles[1]}"
         return ", then ".join(titles) + " (a line between the levels)"
 
+    def only(self, languages: list[str]) -> Orders:
+        """The same orders with the languages of `languages` only (a chart that draws some of them): the line
+        between two resource levels before the first of each level that is kept."""
+        kept = [i for i, name in enumerate(self.languages) if name in set(languages)]
+        names = [self.languages[i] for i in kept]
+        starts = tuple(
+            names[j] for j in range(1, len(names)) if self.levels_of.get(names[j]) != self.levels_of.get(names[j - 1])
+        )
+        return replace(
+            self,
+            languages=names,
+            labels=[self.labels[i] for i in kept],
+            level_starts=starts,
+            drawn_languages=None,
+        )
+
     def without(self, language: str) -> Orders:
         """The same orders with `language` left out (the lines between the levels kept)."""
         kept = [i for i, name in enumerate(self.languages) if name != language]
@@ -219,6 +286,9 @@ class Orders:
             languages=[self.languages[i] for i in kept],
             labels=[self.labels[i] for i in kept],
             level_starts=tuple(s for s in starts if s is not None),
+            drawn_languages=None
+            if self.drawn_languages is None
+            else [d for d in self.drawn_languages if d != language],
         )
 
     def positions(self, column: str) -> list[str] | None:

@@ -150,6 +150,14 @@ def rating_distribution(table: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return generic_ratings.level_distribution(table, "rating", vocabulary.RATING_LEVELS, by, PAPER_ORDERS, numeric=True)
 
 
+def with_rating_tiers(con: duckdb.DuckDBPyConnection, distribution: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """`rating_distribution` by `by` (holding the model) with the models' significance tiers on the overall
+    rating within each group of the other columns (e.g. a question type and language: Figure 26's panels),
+    by the paired test of `ratings.level_tiers`."""
+    rating = next(c for c in generic_ratings.criteria(con) if c.name == "rating")
+    return generic_ratings.with_level_tiers(distribution, generic_ratings.criterion_ratings(con, rating), by)
+
+
 def verdict_counts(table: pl.DataFrame, verdict: str) -> pl.DataFrame:
     """Tables 25 to 27: counts of each level of `verdict` by language, question type and model."""
     levels = LEVELS[verdict]

@@ -36,7 +36,7 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     rates = (
         surface.rates_by_model_language(con)
         .drop("n_correct_language", "n_surface_ok")
-        .join(counts, on=by, how="left", maintain_order="left")
+        .join(counts, on=by, how="left", maintain_order="left", nulls_equal=True)
         .with_columns(
             pl.col("n_correct_language", "n_surface_ok").fill_null(0),
             unreliable=pl.col("unreliable") & ~pl.col("language").is_in(beyond_paper),
@@ -70,6 +70,24 @@ def surface_rates(
     if identification == "paper":
         return surface.rates_by_model_language(con), dimensions.Orders.of(con)
     return rates_by_model_language(con), dimensions.Orders.of(con, all_identified=True)
+
+
+def answer_verdicts(con: duckdb.DuckDBPyConnection, identification: str = "paper") -> pl.DataFrame:
+    """Every model answer's surface verdicts (`surface.answer_verdicts`, the paired data of the significance
+    tiers) with the language verdicts of `identification`, as `surface_rates` counts them."""
+    if identification == "paper":
+        return surface.answer_verdicts(con)
+    language = "i.all_languages_correct"
+    sql = surface.verdicts_sql(
+        {"language_correct": language, "surface_ok": NO_SURFACE_ISSUE("s.provider_error", "s.repetition", language)},
+        "LEFT JOIN answer_language_all i USING (answer_id)",
+    )
+    beyond_paper = [
+        language
+        for language, label in dimensions.language_labels(con, all_identified=True).items()
+        if label.endswith(dimensions.BEYOND_PAPER_MARK)
+    ]
+    return con.sql(sql).pl().with_columns(unreliable=pl.col("unreliable") & ~pl.col("language").is_in(beyond_paper))
 
 
 def output_name(name: str, identification: str = "paper") -> str:

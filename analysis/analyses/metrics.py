@@ -9,6 +9,7 @@ The CaLMQA paper's score S and its parts (S_surf, S_fact, S_rel) are `analyses.s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import duckdb
@@ -17,11 +18,13 @@ import polars as pl
 
 from ..core.text import inert
 from ..stats import comparisons, intervals
-from . import dimensions
+from . import dimensions, ranking, tiers
 
+# From this size on a metric's values are printed in three significant digits (`Metric.value_format`).
+LARGE = 1e6
 DEFINITIONS_SQL = "SELECT metric, higher_is_better, range_low, range_high FROM metrics ORDER BY position"
 VALUES_SQL = """
-SELECT a.answer_id, m.display_name AS model, q.language, q.question_type, q.collection, l.resource_level,
+SELECT a.answer_id, a.question_id, m.display_name AS model, q.language, q.question_type, q.collection, l.resource_level,
        mv.metric, mv.value
 FROM metric_values mv
 JOIN answers a USING (answer_id)
@@ -59,6 +62,14 @@ class Metric:
         span = (self.high - self.low) if self.low is not None and self.high is not None else None
         return 2 if span is None or span <= 1 else 1 if span <= 10 else 0
 
+    def value_format(self, values, extra_decimals: int = 0) -> str:
+        """How a cell (or, with one `extra_decimals`, a sentence) prints the metric's `values` (a format of
+        Python and of d3 alike): its `decimals`, or three significant digits once a value reaches a million in
+        size (a metric without a range may hold any number up to the largest float, which fixed decimals would
+        print in 309 digits)."""
+        finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v))]
+        return ".3g" if finite and max(finite) >= LARGE else f".{self.decimals + extra_decimals}f"
+
 
 def definitions(con: duckdb.DuckDBPyConnection) -> list[Metric]:
     """The study's metrics, in its order."""
@@ -90,11 +101,17 @@ def cells(
         chosen, grouping, "value", min_valid=min_valid, n_resamples=n_resamples, seed=seed
     )
     decimals = metric.decimals + 1
-    return (
+    table = (
         table.rename({"n_answers": "n_values"})
         .with_columns(pl.col("mean", "ci_low", "ci_high").round(decimals), metric=pl.lit(metric.name))
         .select("metric", *grouping, "n_values", "mean", "ci_low", "ci_high")
         .pipe(dimensions.in_order, grouping, orders=orders)
+    )
+    if "model" not in grouping or "question_id" not in chosen.columns:
+        return table
+    # The models' significance tiers within each group of the other columns (`analyses.tiers`).
+    return tiers.with_tiers(
+        table, chosen, "value", by=grouping, better=metric.better, shown=pl.col("mean").is_not_null(), scale=1.0
     )
 
 
@@ -108,6 +125,18 @@ def by_model(
     return pl.concat(parts) if parts else pl.DataFrame()
 
 
+def pooled(metric_values: pl.DataFrame) -> pl.DataFrame:
+    """Each metric's mean per model over all its values (every language and question type; no cell left
+    out for having too few values): the numbers the summary's best and worst models are named by."""
+    return (
+        metric_values.group_by("metric", "model")
+        .agg(pl.col("value"), pl.len().alias("n"))
+        .with_columns(mean=pl.col("value").map_elements(intervals.mean, return_dtype=pl.Float64))
+        .drop("value")
+        .sort("metric", "mean", "model")
+    )
+
+
 def summary(metric_values: pl.DataFrame, metric_list: list[Metric], table: pl.DataFrame, surface_note: str) -> str:
     """The study's answer scores in words: the surface component (`surface_note`), then each metric's
     best and worst model."""
@@ -116,25 +145,42 @@ def summary(metric_values: pl.DataFrame, metric_list: list[Metric], table: pl.Da
         return " ".join(parts + ["The study defines no automatic metric (`[metrics.NAME]` in study.toml)."])
     if metric_values.is_empty():
         return " ".join(parts + ["The study has no metric values (metrics.csv): no metric heatmaps."])
-    pooled = (
-        metric_values.group_by("metric", "model")
-        .agg(pl.col("value").mean().alias("mean"), pl.len().alias("n"))
-        .sort("metric", "mean", "model")
-    )
+    means = pooled(metric_values)
     for metric in metric_list:
-        rows = pooled.filter(pl.col("metric") == metric.name)
+        rows = means.filter(pl.col("metric") == metric.name).sort("model")
         if rows.height < 1:
             parts.append(f"*{metric.name}* has no values.")
             continue
-        ordered = rows.sort("mean", "model", descending=[metric.higher_is_better, False])
-        best, worst = ordered.row(0, named=True), ordered.row(-1, named=True)
-        digits = metric.decimals + 1
-        parts.append(
-            f"On *{metric.name}* ({metric.better} is better) {inert(best['model'])} scores best "
-            f"(mean {best['mean']:.{digits}f} over {best['n']:,} answers)"
-            + (f", {inert(worst['model'])} worst ({worst['mean']:.{digits}f})." if rows.height > 1 else ".")
-        )
+        spec = metric.value_format(rows["mean"], extra_decimals=1)
+        n = dict(rows.select("model", "n").iter_rows())
+        found = ranking.ends(rows.select("model", "mean").iter_rows(), spec)
+        best, worst = (found.top, found.high), (found.bottom, found.low)
+        if not metric.higher_is_better:
+            best, worst = worst, best
+        if rows.height == 1:
+            (model,) = found.top
+            parts.append(
+                f"On *{metric.name}* ({metric.better} is better) {inert(model)} is the only model with values "
+                f"(mean {found.high:{spec}} over {_answers(n[model])})."
+            )
+        elif found.tied:
+            parts.append(
+                f"On *{metric.name}* ({metric.better} is better) every model has the same mean "
+                f"({found.high:{spec}}): no model scores better than another."
+            )
+        else:
+            (names, value), (others, other) = best, worst
+            answers = f" over {_answers(n[names[0]])}" if len(names) == 1 else ""
+            parts.append(
+                f"On *{metric.name}* ({metric.better} is better) {ranking.listed(names)} "
+                f"{'scores' if len(names) == 1 else 'tie as the'} best (mean {value:{spec}}{ranking.each(names)}{answers}), "
+                f"{ranking.listed(others)} {'' if len(others) == 1 else 'tie as the '}worst ({other:{spec}}{ranking.each(others)})."
+            )
     return " ".join(parts)
+
+
+def _answers(n: int) -> str:
+    return f"{n:,} answer{'s' if n != 1 else ''}"
 
 
 # ---------------------------------------------------------------- the collections compared
@@ -182,15 +228,16 @@ def collection_tests(compared: pl.DataFrame, orders: dimensions.Orders) -> pl.Da
                 "collection_b": second,
                 "n_a": len(a),
                 "n_b": len(b),
-                "mean_a": float(a.mean()) if len(a) else None,
-                "mean_b": float(b.mean()) if len(b) else None,
+                "mean_a": intervals.mean(a) if len(a) else None,
+                "mean_b": intervals.mean(b) if len(b) else None,
                 "test": "Fisher's exact test" if binary[metric] else "two-sample Kolmogorov-Smirnov test",
                 "difference": None,
                 "ks_d": None,
                 "p_value": None,
             }
             if len(a) and len(b):
-                row["difference"] = float(a.mean() - b.mean())
+                # (beyond the largest float, as for means of -1.7e308 and 1.7e308, the difference is infinite)
+                row["difference"] = intervals.mean(a) - intervals.mean(b)
                 if binary[metric]:
                     _, row["p_value"] = comparisons.fisher_exact(a, b)
                 else:
@@ -231,19 +278,37 @@ def collection_title(orders: dimensions.Orders) -> str:
 
 def collection_summary(tests: pl.DataFrame, orders: dimensions.Orders, alpha: float = 0.05) -> str:
     """The comparison of the collections in words: how many tests, how many significant after Holm's
-    correction, and the largest difference."""
+    correction, and per metric the largest difference between the collections' means (the metrics' scales
+    differ, so differences are compared within a metric only), ties said as ties."""
     first, second = (inert(orders.collection_labels.get(c, c)) for c in orders.collections[:2])
     run = tests.filter(pl.col("p_value").is_not_null())
     if run.is_empty():
         return f"No language has values in both {first} and {second} questions: nothing could be compared."
     significant = run.filter(pl.col("p_holm") < alpha)
-    largest = run.sort(pl.col("difference").abs(), "metric", "language", descending=[True, False, False]).row(
-        0, named=True
-    )
-    return (
+    parts = [
         f"{first[:1].upper() + first[1:]} against {second} questions: {run.height} tests (one per language and "
         f"metric with values in both collections), **{significant.height}** of them significant at "
-        f"{alpha} after Holm's correction for the {run.height} tests. The largest difference is in "
-        f"{inert(largest['language'])} on *{largest['metric']}* ({largest['mean_a']:.3g} against {largest['mean_b']:.3g}, "
-        f"{largest['test']}, p = {largest['p_value']:.3g}, Holm-corrected {largest['p_holm']:.3g})."
+        f"{alpha} after Holm's correction for the {run.height} tests."
+    ]
+    largest = []
+    for (metric,), rows in run.group_by("metric", maintain_order=True):
+        found = ranking.ends(((r["language"], abs(r["difference"])) for r in rows.iter_rows(named=True)), ".3g")
+        name = f"on *{inert(str(metric))}*"
+        if format(found.high, ".3g") == "0":
+            largest.append(f"{name}, none (the means are the same in every language)")
+        elif len(found.top) > 1:
+            largest.append(
+                f"{name}, {found.high:.3g} in {len(found.top)} languages alike ({ranking.listed(found.top)})"
+            )
+        else:
+            row = rows.filter(pl.col("language") == found.top[0]).row(0, named=True)
+            largest.append(
+                f"{name}, in {inert(row['language'])} ({row['mean_a']:.3g} against {row['mean_b']:.3g}, {row['test']}, "
+                f"p = {row['p_value']:.3g}, Holm-corrected {row['p_holm']:.3g})"
+            )
+    parts.append(
+        "The largest difference between the collections' means, within each metric (their scales differ): "
+        + "; ".join(largest)
+        + "."
     )
+    return " ".join(parts)

@@ -11,9 +11,10 @@ import duckdb
 import polars as pl
 
 from .. import schema
+from ..core.scalars import number
 from ..core.text import inert
 from ..io import paper
-from . import dimensions, question_selection
+from . import dimensions, question_selection, ranking
 
 # The counts are of the study's (the release's) questions: imported ones, of any collection, left out.
 RELEASE, RELEASE_QUESTION = dimensions.from_release(""), dimensions.from_release("q")
@@ -122,32 +123,36 @@ def summary(lengths: pl.DataFrame, categories: pl.DataFrame, orders: dimensions.
     by_kind = " and ".join(f"{n[kind]:,} {orders.question_type_labels[kind]}" for kind in kinds)
     what = inert(question_selection.describe_selection(question_type, collection, orders))  # Markdown
     chosen = lengths.filter(pl.col("question_type") == question_type) if question_type else lengths
-    per_language = chosen.group_by("language").agg(pl.col("n_questions").sum())
-    largest = per_language.sort("n_questions", "language", descending=[True, False]).row(0, named=True)
-    smallest = per_language.sort("n_questions", "language").row(0, named=True)
+    per_language = chosen.group_by("language").agg(pl.col("n_questions").sum()).sort("language")
+    found = ranking.ends(per_language.iter_rows(), ".0f")
     parts = [
         f"The database holds **{sum(n.values()):,} questions** in {lengths['language'].n_unique()} languages"
         + (f": {by_kind}." if by_kind else ".")
     ]
-    if largest["n_questions"] == smallest["n_questions"]:
-        parts.append(f"Every language has {largest['n_questions']} {what}.")
+    if found.tied:
+        parts.append(f"Every language has {found.high:.0f} {what}.")
     else:
+        most, fewest = found.top, found.bottom
         parts.append(
-            f"{inert(largest['language'])} has the most {what} ({largest['n_questions']}), "
-            f"{inert(smallest['language'])} the fewest ({smallest['n_questions']})."
+            f"{ranking.listed(most)} {ranking.has(most)} the most {what} ({found.high:.0f}{ranking.each(most)}), "
+            f"{ranking.listed(fewest)} the fewest ({found.low:.0f}{ranking.each(fewest)})."
         )
-    top = (
-        categories.group_by("category")
-        .agg(pl.col("n_questions").sum())
-        .sort("n_questions", "category", descending=[True, False])
-    )
-    if top.height and top["n_questions"][0] > 0:
-        top_category = top.row(0, named=True)
-        share = top_category["n_questions"] / max(top["n_questions"].sum(), 1)
-        parts.append(
-            f"The most common topic is *{inert(top_category['category'])}* ({top_category['n_questions']} questions, "
-            f"{share:.0%} of the {what.removesuffix('questions') + 'ones' if what != 'questions' else 'questions'})."
-        )
+    top = categories.group_by("category").agg(pl.col("n_questions").sum()).sort("category")
+    if top.height and number(top["n_questions"].max()) > 0:
+        common = ranking.ends(top.iter_rows(), ".0f")
+        share = common.high / max(number(top["n_questions"].sum()), 1)
+        ones = what.removesuffix("questions") + "ones" if what != "questions" else "questions"
+        if len(common.top) == 1:
+            parts.append(
+                f"The most common topic is *{inert(common.top[0])}* ({common.high:.0f} questions, {share:.0%} of the {ones})."
+            )
+        else:
+            topics = ", ".join(f"*{inert(c)}*" for c in common.top[: ranking.NAMED])
+            more = len(common.top) - min(len(common.top), ranking.NAMED)
+            parts.append(
+                f"{len(common.top)} topics tie as the most common ({topics}{f' and {more:,} more' if more else ''}: "
+                f"{common.high:.0f} questions each, {share:.0%} of the {ones} each)."
+            )
     return " ".join(parts)
 
 

@@ -25,7 +25,7 @@ from ..core.scalars import number
 from ..core.text import inert
 from ..schema import SCORE_LIST, SCORE_SHORT
 from ..stats import comparisons, intervals
-from . import dimensions, surface
+from . import dimensions, ranking, surface, tiers
 
 MIN_VALID_ANSWERS = intervals.MIN_VALID
 MIN_METRICS_COVERAGE = 0.9
@@ -48,7 +48,7 @@ METRICS_HOWTO = (
 )
 
 ANSWERS_SQL = f"""
-SELECT s.answer_id, s.display_name AS model, s.language, s.question_type, s.collection, q.category,
+SELECT s.answer_id, s.question_id, s.display_name AS model, s.language, s.question_type, s.collection, q.category,
        s.resource_level, {dimensions.is_unreliable("s.language")} AS unreliable,
        -- Unreliable languages keep their raw language verdict (analyses/dimensions.py): shown marked in
        -- the heatmaps, left out of aggregates by default.
@@ -140,7 +140,8 @@ def score_cells(
     else:
         cells = intervals.bootstrap_cells(answers, by, value, min_valid=min_valid, scale=100.0, **bootstrap)
     cells = cells.join(answers.select("language", *keys).unique(), on="language") if keys else cells
-    cells = cells.join(_coverage(answers, by), on=by)
+    # (a study without question types groups by a question type that is null: null keys join)
+    cells = cells.join(_coverage(answers, by), on=by, nulls_equal=True)
     thin = pl.lit(value == "s") & (pl.col("metrics_coverage") < min_metrics_coverage)
     # Too thin to show: fewer valid answers than `min_valid` (the interval functions leave the mean
     # blank), or too few metrics; unless a reason of the language comes first.
@@ -153,16 +154,22 @@ def score_cells(
     )
     if "language" in by:
         errors = answers.group_by(by).agg(pl.col("provider_error").all().alias("all_provider_errors"))
-        cells = cells.join(errors, on=by)
+        cells = cells.join(errors, on=by, nulls_equal=True)
         status = surface.cell_status(pl.col("all_provider_errors"), pl.col("unreliable"), status)
     cells = cells.with_columns(status=status).with_columns(
         [pl.when(pl.col("status").is_null()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
     )
-    return (
+    cells = (
         cells.rename({"mean": value})
         .with_columns(pl.col(value, "ci_low", "ci_high").round(1), pl.col("metrics_coverage").round(3))
         .select(*by, *keys, "n_answers", "n_valid", value, "ci_low", "ci_high", "metrics_coverage", "status")
         .pipe(dimensions.in_order, by, orders=orders)
+    )
+    if "model" not in by or "question_id" not in answers.columns:
+        return cells
+    # The models' significance tiers within each group of the other columns of `by` (`analyses.tiers`).
+    return tiers.with_tiers(
+        cells, answers, value, by=by, better="higher", kind="binary" if value in SHARE_SCORES else "numeric"
     )
 
 
@@ -207,7 +214,16 @@ def scores_by_model(
         .with_columns(pl.col("score").replace_strict(order, return_dtype=pl.Int8).alias("order"))
         .pipe(dimensions.in_order, ["model", "question_type", "order"], orders=orders)
         .select(
-            "model", "question_type", "score", "n_answers", "n_valid", "mean", "ci_low", "ci_high", "metrics_coverage"
+            "model",
+            "question_type",
+            "score",
+            "n_answers",
+            "n_valid",
+            "mean",
+            "ci_low",
+            "ci_high",
+            "metrics_coverage",
+            *(c for c in ("tier", "p_vs_best", "p_adjusted") if c in parts[0].columns),
         )
     )
 
@@ -266,8 +282,15 @@ def surface_note(answers: pl.DataFrame, table: pl.DataFrame, exclude_unreliable:
         "provider error)."
     )
     if per_model.height >= 2:
-        (worst, worst_mean), (best, best_mean) = per_model.row(0), per_model.row(-1)
-        text += f" {inert(best)} has the most ({best_mean:.1f}), {inert(worst)} the fewest ({worst_mean:.1f})."
+        found = ranking.ends(per_model.sort("model").iter_rows(), ".1f")
+        if found.tied:
+            text += f" Every model has the same share ({found.high:.1f})."
+        else:
+            best, worst = found.top, found.bottom
+            text += (
+                f" {ranking.listed(best)} {ranking.has(best)} the most ({found.high:.1f}{ranking.each(best)}), "
+                f"{ranking.listed(worst)} the fewest ({found.low:.1f}{ranking.each(worst)})."
+            )
     return text
 
 

@@ -1,6 +1,10 @@
 """The study a database holds (the `study` table, docs/studies.md) and what its data has, read once per
 notebook: the declarations that switch the paper-only sections on (`paper`, `nativqa`), and the sentence
-a report shows where a section's data is missing."""
+a report shows where a section's data is missing.
+
+One rule for absent optional data: a section asks `Study.has` (or `Study.lacks` for one declared metric
+or criterion) and, where the data is not there, shows `Study.missing`'s one sentence instead of its
+tables and charts."""
 
 from __future__ import annotations
 
@@ -8,14 +12,17 @@ from dataclasses import dataclass
 
 import duckdb
 
-# What each kind of data is, for the sentence that says it is missing, and where a study folder gives it.
-DATA_WORDS = {
-    "ratings": "human ratings",
-    "metrics": "automatic metrics",
-    "categories": "question categories",
-    "collections": "two or more collections",
-    "question_types": "question types",
-    "resource_levels": "resource levels",
+from ..core.text import inert
+
+# What is true of a study without data of a kind (after "This study"), and where a study folder gives it.
+MISSING = {
+    "ratings": "has no human ratings",
+    "metrics": "has no automatic metrics",
+    "categories": "has no question categories",
+    "collections": "has fewer than two collections",
+    "question_types": "has no question types",
+    "resource_levels": "has no resource levels",
+    "two_resource_levels": "does not have exactly two resource levels",
 }
 DATA_FILES = {
     "ratings": "ratings.csv",
@@ -24,6 +31,7 @@ DATA_FILES = {
     "collections": "the `collection` column of questions.csv",
     "question_types": "the `question_type` column of questions.csv",
     "resource_levels": "the `resource_level` column of languages.csv",
+    "two_resource_levels": "the `resource_level` column of languages.csv",
 }
 # What a section that lacks them cannot show.
 WITHOUT = {
@@ -33,14 +41,27 @@ WITHOUT = {
     "collections": "no comparison between collections",
     "question_types": "no split by question type",
     "resource_levels": "languages are not grouped by resource level",
+    "two_resource_levels": "no pooled comparison of the two levels",
 }
+# A declared metric without a value, a declared criterion without a rating: what its section cannot show.
+LACKS = {
+    "metrics": ("metric", "values", "metrics.csv", "no heatmap of it"),
+    "criteria": ("criterion", "ratings", "ratings.csv", "no distribution of its levels and no mixed model"),
+}
+LACKS_SQL = """
+SELECT (SELECT coalesce(list(metric ORDER BY position), []) FROM metrics
+        WHERE metric NOT IN (SELECT DISTINCT metric FROM metric_values)) AS metrics,
+       (SELECT coalesce(list(criterion ORDER BY position), []) FROM criteria
+        WHERE criterion NOT IN (SELECT DISTINCT criterion FROM ratings)) AS criteria
+"""
 HAS_SQL = """
 SELECT (SELECT count(*) > 0 FROM ratings) AS ratings,
        (SELECT count(*) > 0 FROM metric_values) AS metrics,
        (SELECT count(*) > 0 FROM questions WHERE category IS NOT NULL) AS categories,
        (SELECT count(DISTINCT collection) >= 2 FROM questions) AS collections,
        (SELECT count(*) > 0 FROM questions WHERE question_type IS NOT NULL) AS question_types,
-       (SELECT count(*) > 0 FROM languages WHERE resource_level IS NOT NULL) AS resource_levels
+       (SELECT count(*) > 0 FROM languages WHERE resource_level IS NOT NULL) AS resource_levels,
+       (SELECT count(DISTINCT resource_level) = 2 FROM languages) AS two_resource_levels
 """
 
 
@@ -55,20 +76,31 @@ class Study:
     nativqa: bool
     language_identification: str
     has: dict[str, bool]
+    # The declared metrics without a value and criteria without a rating (`lacks`), by kind.
+    empty: dict[str, tuple[str, ...]]
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection) -> Study:
         name, title, citation, description, paper, nativqa, language_identification = con.sql(
             "SELECT name, title, citation, description, paper, nativqa, language_identification FROM study"
         ).fetchall()[0]
-        names = ("ratings", "metrics", "categories", "collections", "question_types", "resource_levels")
-        has = dict(zip(names, con.sql(HAS_SQL).fetchall()[0]))
-        return cls(name, title, citation, description, paper, nativqa, language_identification, has)
+        has = dict(zip(MISSING, con.sql(HAS_SQL).fetchall()[0]))
+        empty = {kind: tuple(names) for kind, names in zip(LACKS, con.sql(LACKS_SQL).fetchall()[0])}
+        return cls(name, title, citation, description, paper, nativqa, language_identification, has, empty)
 
-    def missing(self, what: str) -> str:
-        """One sentence saying that the study has no `what` (a key of `DATA_WORDS`) and what is not shown."""
+    def lacks(self, kind: str, name: str) -> bool:
+        """Whether the declared metric or criterion `name` (`kind`: `metrics` or `criteria`) has no data."""
+        return name in self.empty[kind]
+
+    def missing(self, what: str, name: str | None = None) -> str:
+        """One sentence saying that the study has no `what` (a key of `MISSING`) and what is not shown;
+        with `name`, that its declared metric or criterion `name` (`what`: `metrics` or `criteria`) has none."""
+        if name is not None:
+            noun, data, file, without = LACKS[what]
+            where = "" if self.paper else f" ({file})"
+            return f"The {noun} *{inert(name)}* has no {data}{where}: {without}."
         where = "" if self.paper else f" ({DATA_FILES[what]})"
-        return f"This study has no {DATA_WORDS[what]}{where}: {WITHOUT[what]}."
+        return f"This study {MISSING[what]}{where}: {WITHOUT[what]}."
 
     def requires(self, declaration: str) -> bool:
         """Whether the study declares `declaration`: `paper` or `nativqa`."""

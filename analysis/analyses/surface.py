@@ -15,7 +15,7 @@ from ..core.text import inert
 from ..io import paper, tokenizer_ranks
 from ..schema import ANSWERED, SURFACE_METRICS
 from ..stats import comparisons, intervals
-from . import dimensions, paper_check
+from . import dimensions, paper_check, short_text, tiers
 
 # Where the language cannot be identified reliably the verdicts that need it are unknown (NULL): the rates
 # count the detector's raw verdict in their place. The cells show such languages as not identified, and
@@ -30,18 +30,62 @@ _COUNTS = ",\n       ".join(
     f"count(*) FILTER ({m.denominator.sql} AND {RAW_VERDICTS.get(m.column, 's.' + m.column)}) AS {m.count}"
     for m in METRICS.values()
 )
+# The metrics' denominators besides the answers and those the provider gave, each counted once; and the
+# answers whose language was not judged (too short to judge, or no engine), counted apart.
+DENOMINATORS = tuple(
+    dict.fromkeys(
+        m.denominator.name for m in METRICS.values() if m.denominator.name not in ("n_answers", ANSWERED.name)
+    )
+)
+_DENOMINATOR_COUNTS = "".join(
+    f"count(*) FILTER ({m.denominator.sql}) AS {m.denominator.name},\n       "
+    for m in {m.denominator.name: m for m in METRICS.values()}.values()
+    if m.denominator.name in DENOMINATORS
+)
 RATES_SQL = f"""
 SELECT s.display_name AS model, s.language, s.question_type, s.resource_level,
        {dimensions.is_unreliable("s.language")} AS unreliable,
        count(*) AS n_answers,
        count(*) FILTER (s.provider_error) AS n_provider_errors,
        count(*) FILTER ({ANSWERED.sql}) AS {ANSWERED.name},
-       {_COUNTS}
+       count(*) FILTER (s.language_abstained) AS n_language_abstained,
+       {_DENOMINATOR_COUNTS}{_COUNTS}
 FROM surface_answers s
 WHERE {dimensions.SURFACE_FROM_RELEASE}
 GROUP BY ALL
 ORDER BY model, any_value(s.language_position), s.question_type
 """
+# The answers the share without surface issues is of (those whose language was not judged and that have no
+# other issue left out).
+_SURFACE_DENOMINATOR = METRICS["pct_surface_ok"].denominator.name
+
+
+def verdicts_sql(verdicts: dict[str, str] | None = None, join: str = "") -> str:
+    """Per model answer: its model, language, question type and question, whether it is a provider error,
+    and for each metric its verdict (NULL outside the metric's denominator), the paired data of the
+    significance tiers. `verdicts` replaces
+    the SQL of a verdict column (as `RAW_VERDICTS` does), `join` adds the table it reads."""
+    columns = {**RAW_VERDICTS, **(verdicts or {})}
+    selected = ",\n       ".join(
+        f"CASE WHEN {m.denominator.sql} THEN {columns.get(m.column, 's.' + m.column)} END AS {key}"
+        for key, m in METRICS.items()
+    )
+    return f"""
+SELECT s.display_name AS model, s.language, s.question_type, s.question_id,
+       {dimensions.is_unreliable("s.language")} AS unreliable, s.provider_error,
+       {selected}
+FROM surface_answers s
+{join}
+WHERE {dimensions.SURFACE_FROM_RELEASE}
+"""
+
+
+def answer_verdicts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every model answer's verdict of each surface metric (`verdicts_sql`), with the language verdicts of
+    the paper's pipeline (the unreliable languages' raw ones, as the rates count them)."""
+    return con.sql(verdicts_sql()).pl()
+
+
 # Why a heatmap cell has no value (`cell_status`).
 PROVIDER_ERRORS_ONLY = "provider errors only"
 NOT_IDENTIFIED = "language not identified"
@@ -70,7 +114,11 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Per model, language and question type: the counts behind each metric and the shares (%), not
     rounded (paper Figures 13, 14 and 9). Unreliable languages carry their raw language verdict here;
     `metric_cells` shows them as not identified."""
-    rates = con.sql(RATES_SQL).pl()
+    rates = (
+        con.sql(RATES_SQL)
+        .pl()
+        .join(short_text.cell_caveats(con), on=["model", "language", "question_type"], how="left", nulls_equal=True)
+    )
     labels = dimensions.language_labels(con)
     return rates.with_columns(
         language_label=pl.col("language").replace_strict(labels),
@@ -79,10 +127,17 @@ def rates_by_model_language(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     )
 
 
-def metric_cells(rates: pl.DataFrame, metric: str, orders: dimensions.Orders) -> pl.DataFrame:
+def metric_cells(
+    rates: pl.DataFrame, metric: str, orders: dimensions.Orders, verdicts: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """The heatmap cells of one metric: the share (to its decimals) with its 95% Wilson interval, and a
     `status` where the cell has no share to colour (`cell_status`): `provider errors only` (no answer to
-    judge) or `language not identified` (an unreliable language, for a metric that needs the language verdict)."""
+    judge) or `language not identified` (an unreliable language, for a metric that needs the language verdict).
+    A metric that needs the language verdict names what it rests on: the engine that judged most of the
+    cell's answers, the answers too short to judge, the measured accuracy at their median length, and a
+    `caveat` where that accuracy is below 95% or unknown (`short_text.cell_caveats`). With the answers'
+    `verdicts` (`answer_verdicts`), the cells that show a share get their significance tier within their
+    language and question type (`analyses.tiers`)."""
     spec = METRICS[metric]
     count, denominator = spec.count, spec.denominator.name
     status = cell_status(pl.col("n_answered") == 0, pl.col("unreliable") & pl.lit(spec.needs_language))
@@ -91,38 +146,71 @@ def metric_cells(rates: pl.DataFrame, metric: str, orders: dimensions.Orders) ->
         _share(count, denominator).alias(metric), status=status
     )
     blank = pl.col("status").is_not_null()
-    return (
+    language = (
+        ["language_engine", "pct_accuracy_at_median", "accuracy_note", "caveat"]
+        if spec.needs_language and "caveat" in cells.columns
+        else []
+    )
+    cells = (
         cells.with_columns(
             [pl.when(blank).then(None).otherwise(pl.col(c)).alias(c) for c in (metric, "ci_low", "ci_high")]
         )
-        .with_columns(pl.col(metric).round(spec.decimals))
+        .with_columns(
+            pl.col(metric).round(spec.decimals),
+            *([(pl.col("caveat").fill_null(True) & ~blank).alias("caveat")] if language else []),
+        )
         .select(
             *by,
             "language_label",
             "unreliable",
-            *dict.fromkeys(("n_answers", "n_provider_errors", denominator)),
+            *dict.fromkeys(("n_answers", "n_answered", "n_provider_errors", "n_language_abstained", denominator)),
             count,
             metric,
             "ci_low",
             "ci_high",
             "status",
+            *language,
         )
         .pipe(dimensions.in_order, by, orders=orders)
     )
+    if verdicts is None:
+        return cells
+    return tiers.with_tiers(cells, verdicts, metric, by=by, better=spec.better, kind="binary")
 
 
-def rates_by_model(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreliable: bool = True) -> pl.DataFrame:
-    """Micro-averaged shares per model and question type (answers pooled over languages), one decimal."""
+def shown_metrics(rates: pl.DataFrame) -> list[str]:
+    """The metrics a report draws: those that need the language verdict only when some language of the
+    study gets one (`short_text.figures_note` says why not)."""
+    identified = not rates.is_empty() and not rates["unreliable"].all()
+    return [key for key, metric in METRICS.items() if identified or not metric.needs_language]
+
+
+def rates_by_model(
+    rates: pl.DataFrame,
+    orders: dimensions.Orders,
+    exclude_unreliable: bool = True,
+    verdicts: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Micro-averaged shares per model and question type (answers pooled over languages), one decimal. With
+    the answers' `verdicts` (`answer_verdicts`), each metric's significance tier over all those languages
+    (`tier_<metric>`: the questions paired across languages, `analyses.tiers`)."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
-    counts = ["n_answers", "n_answered", "n_provider_errors", *(m.count for m in METRICS.values())]
-    return (
+    counts = [
+        "n_answers",
+        "n_answered",
+        "n_provider_errors",
+        "n_language_abstained",
+        *DENOMINATORS,
+        *(m.count for m in METRICS.values()),
+    ]
+    table = (
         kept.group_by("model", "question_type")
         .agg(pl.col(counts).sum(), pl.col("language").n_unique().alias("n_languages"))
         .with_columns(
             *[_share(m.count, m.denominator.name).round(m.decimals).alias(key) for key, m in METRICS.items()],
             pct_provider_errors=_share("n_provider_errors", "n_answers").round(1),
             # Section 3 speaks of the share with a surface issue (provider errors included).
-            pct_surface_issues=(100 - _share("n_surface_ok", "n_answers")).round(1),
+            pct_surface_issues=(100 - _share("n_surface_ok", METRICS["pct_surface_ok"].denominator.name)).round(1),
         )
         .select(
             "model",
@@ -130,12 +218,28 @@ def rates_by_model(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unrel
             "n_languages",
             "n_answers",
             "n_provider_errors",
+            "n_language_abstained",
             *METRICS,
             "pct_provider_errors",
             "pct_surface_issues",
         )
         .pipe(dimensions.in_order, ["model", "question_type"], orders=orders)
     )
+    if verdicts is None:
+        return table
+    answers = verdicts.filter(~pl.col("unreliable")) if exclude_unreliable else verdicts
+    for key, metric in METRICS.items():
+        tiered = tiers.with_tiers(
+            table,
+            answers,
+            key,
+            by=["model", "question_type"],
+            better=metric.better,
+            kind="binary",
+            shown=pl.col(key).is_not_null(),
+        )
+        table = table.with_columns(tiered["tier"].alias(f"tier_{key}"))
+    return table
 
 
 # ---------------------------------------------------------------- provider errors (Table 2 footnote)
@@ -160,14 +264,31 @@ def provider_error_codes(con: duckdb.DuckDBPyConnection) -> list[str]:
     return list(con.sql("SELECT provider_error_codes FROM study").fetchall()[0][0])
 
 
-def _code_column(code: str) -> str:
-    return "n_" + "".join(c if c.isalnum() else "_" for c in code.lower())
+# The count columns of PROVIDER_ERRORS_SQL that are not a code's.
+_FIXED_COUNT_COLUMNS = ("model", "language", "question_type", "unreliable", "n_answers", "n_provider_errors", "n_empty")
+
+
+def code_columns(codes: list[str]) -> dict[str, str]:
+    """The count column of each provider error code: `n_` and the code in lower-case letters, digits and
+    `_` (`OTHER`: `n_other`), with a number appended where that name is another column's (the code's
+    position: `n_other_2` for `Other` after `OTHER`, `n_empty_1` for a code `empty`), so that no code can
+    make two columns one."""
+    columns: dict[str, str] = {}
+    taken = set(_FIXED_COUNT_COLUMNS)
+    for position, code in enumerate(codes, start=1):
+        name = base = "n_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in code.lower())
+        suffix = position
+        while name in taken:
+            name, suffix = f"{base}_{suffix}", suffix + len(codes)
+        columns[code] = name
+        taken.add(name)
+    return columns
 
 
 def _provider_error_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     counts = "".join(
-        f"count(*) FILTER (s.provider_error_code = {duckdb_literal(code)}) AS {_code_column(code)},\n       "
-        for code in provider_error_codes(con)
+        f'count(*) FILTER (s.provider_error_code = {duckdb_literal(code)}) AS "{column}",\n       '
+        for code, column in code_columns(provider_error_codes(con)).items()
     )
     return con.sql(PROVIDER_ERRORS_SQL.format(code_counts=counts)).pl()
 
@@ -179,8 +300,17 @@ def duckdb_literal(text: str) -> str:
 
 def provider_error_cells(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """% of answers that are provider errors, per model (those with any), language and question type,
-    with the raw codes counted and the 95% Wilson interval."""
-    counts = _provider_error_counts(con)
+    with the raw codes counted, the 95% Wilson interval and the significance tier within the language and
+    question type, among all models (the fewest errors best; the best may be a model without any, which
+    the heatmap does not draw)."""
+    counts = tiers.with_tiers(
+        _provider_error_counts(con),
+        con.sql(verdicts_sql()).pl(),
+        "provider_error",
+        by=["model", "language", "question_type"],
+        better="lower",
+        kind="binary",
+    )
     erring = (
         counts.group_by("model").agg(pl.col("n_provider_errors").sum()).filter(pl.col("n_provider_errors") > 0)["model"]
     )
@@ -202,7 +332,9 @@ def provider_error_shares(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         .filter(~pl.col("unreliable"))
         .group_by("model", "question_type")
         .agg(
-            pl.col("n_answers", "n_provider_errors", *map(_code_column, provider_error_codes(con)), "n_empty").sum(),
+            pl.col(
+                "n_answers", "n_provider_errors", *code_columns(provider_error_codes(con)).values(), "n_empty"
+            ).sum(),
             pl.col("language").n_unique().alias("n_languages"),
         )
         .with_columns(pct_provider_errors=_share("n_provider_errors", "n_answers").round(2))
@@ -532,10 +664,9 @@ def summary(
 ) -> str:
     """The notebook's findings in words, computed from its tables."""
     kept = rates.filter(~pl.col("unreliable")) if exclude_unreliable else rates
-    clean = (100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).alias("ok")
+    clean = (100 * pl.col("n_surface_ok").sum() / pl.col(_SURFACE_DENOMINATOR).sum()).alias("ok")
     by_level = dict(kept.group_by("resource_level").agg(clean).sort("resource_level").iter_rows())
-    by_model = kept.group_by("model").agg(clean).sort("ok")
-    (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
+    by_model = kept.group_by("model").agg(clean)
     reliable = accuracy.filter(~pl.col("unreliable"))
     weakest = reliable.sort("pct_identified").row(0, named=True)
     headline = {
@@ -558,7 +689,7 @@ def summary(
     return (
         f"Over {scope}, **{by_level.get('high', float('nan')):.1f}%** of the model answers in high-resource "
         f"languages have no surface issue, against **{by_level.get('low', float('nan')):.1f}%** in low-resource "
-        f"ones. {inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most ({worst_ok:.1f}%). "
+        f"ones. {_fewest_and_most_issues(by_model)} "
         f"{inert(worst_errors['model'])} returned provider errors for {worst_errors['pct_provider_errors']:.1f}% of its "
         f"answers to culturally {worst_errors['question_type']} questions. On the culturally specific questions "
         f"themselves the identification is right for at least {weakest['pct_identified']:.2f}% of each reliable "
@@ -568,6 +699,24 @@ def summary(
         f"**{_kappa_text(all_kappa['cohens_kappa'])}** over all {all_kappa['n_answers']}, with "
         f"the {all_kappa['n_unreliable_answers']} of the unreliable languages (whose automatic verdict is the "
         "detector's raw one)."
+    ) + (f" **Caveat:** {caveat}" if (caveat := short_text.caveat_sentence(kept)) else "")
+
+
+def _fewest_and_most_issues(by_model: pl.DataFrame) -> str:
+    """Which model has the fewest answers with a surface issue and which the most, each with the share of
+    its answers that have one (`by_model`: `model`, `ok`, the share without an issue), ties said as ties."""
+    issues = by_model.select("model", (100 - pl.col("ok")).round(1).alias("issues")).sort("issues", "model")
+    fewest, most = number(issues["issues"].min()), number(issues["issues"].max())
+    if fewest == most:
+        return f"Every model has a surface issue in {fewest:.1f}% of its answers."
+
+    def named(value: float) -> str:
+        models = issues.filter(pl.col("issues") == value)["model"].to_list()
+        return " and ".join(map(inert, models)) + (" have" if len(models) > 1 else " has")
+
+    return (
+        f"{named(fewest)} the fewest answers with a surface issue ({fewest:.1f}%), "
+        f"{named(most)} the most ({most:.1f}%)."
     )
 
 
@@ -581,15 +730,16 @@ def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreli
     n_languages = rates["language"].n_unique()
     if not_identified:
         parts.append(
-            f"The language identification knows {n_languages - len(not_identified)} of the study's {n_languages} "
+            f"The language identification judges {n_languages - len(not_identified)} of the study's {n_languages} "
             f"languages; {', '.join(map(inert, not_identified))} {'is' if len(not_identified) == 1 else 'are'} not identified "
-            "(the UDHR has no text in it), so "
+            "(no engine has a measured routing for it, or the study chose none, and no answer carries the "
+            "researcher's own verdict), so "
             f"{'its' if len(not_identified) == 1 else 'their'} answers get no language verdict: drawn as not "
             "identified (†) and left out of the aggregates below."
         )
     if kept.is_empty() or kept["n_answers"].sum() == 0:
         return " ".join(parts + ["No answer of an identified language has a surface verdict."])
-    ok = (100 * pl.col("n_surface_ok").sum() / pl.col("n_answers").sum()).alias("ok")
+    ok = (100 * pl.col("n_surface_ok").sum() / pl.col(_SURFACE_DENOMINATOR).sum()).alias("ok")
     overall = kept.select(ok)["ok"][0]
     levels = dict(kept.group_by("resource_level").agg(ok).iter_rows())
     by_level = [
@@ -602,13 +752,9 @@ def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreli
         "no surface issue (in the question's language, without repetitions, not a provider error)"
         + (f": {', '.join(by_level)}." if len(by_level) > 1 else ".")
     )
-    by_model = kept.group_by("model").agg(ok).sort("ok", "model")
+    by_model = kept.group_by("model").agg(ok).filter(pl.col("ok").is_not_null() & pl.col("ok").is_not_nan())
     if by_model.height >= 2:
-        (worst, worst_ok), (best, best_ok) = by_model.row(0), by_model.row(-1)
-        parts.append(
-            f"{inert(best)} has the fewest surface issues ({best_ok:.1f}% clean), {inert(worst)} the most "
-            f"({worst_ok:.1f}%)."
-        )
+        parts.append(_fewest_and_most_issues(by_model))
     totals = kept.select(pl.col("n_answers", "n_answered", "n_provider_errors", "n_repetition").sum()).row(
         0, named=True
     )
@@ -616,6 +762,9 @@ def study_summary(rates: pl.DataFrame, orders: dimensions.Orders, exclude_unreli
         f"{totals['n_provider_errors']:,} of the {totals['n_answers']:,} answers are provider errors (empty), and "
         f"{100 * totals['n_repetition'] / max(totals['n_answered'], 1):.1f}% of the others repeat themselves."
     )
+    caveat = short_text.caveat_sentence(kept)
+    if caveat:
+        parts.append(f"**Caveat:** {caveat}")
     return " ".join(parts)
 
 

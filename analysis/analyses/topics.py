@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from ..core.scalars import number
 from ..core.text import inert
-from . import dimensions
+from . import dimensions, ranking
 from .question_selection import FIGURE6_SELECTION, describe_selection
 
 ORDERINGS = ("resource", "cluster")
@@ -34,15 +34,22 @@ class Distributions:
     @classmethod
     def from_counts(cls, counts: pl.DataFrame, group_by: str) -> "Distributions":
         """From a long table with columns `group_by`, `category`, `n_questions`; a category absent from
-        a group's rows counts as zero questions."""
-        wide = (
-            counts.select(pl.col(group_by).cast(pl.String), "category", "n_questions")
-            .pivot(on="category", index=group_by, values="n_questions", aggregate_function="sum")
-            .sort(group_by)
+        a group's rows counts as zero questions. Groups and categories are indexed by position, never made
+        column names: a category may be called anything, `language` included."""
+        groups = tuple(sorted(set(counts[group_by].cast(pl.String).to_list())))
+        categories = tuple(sorted(set(counts["category"].to_list())))
+        matrix = np.zeros((len(groups), len(categories)))
+        row = {group: i for i, group in enumerate(groups)}
+        column = {category: j for j, category in enumerate(categories)}
+        np.add.at(
+            matrix,
+            (
+                [row[g] for g in counts[group_by].cast(pl.String).to_list()],
+                [column[c] for c in counts["category"].to_list()],
+            ),
+            counts["n_questions"].to_numpy().astype(float),
         )
-        categories = tuple(sorted(c for c in wide.columns if c != group_by))
-        matrix = wide.select(categories).fill_null(0).to_numpy().astype(float).reshape(wide.height, len(categories))
-        return cls(group_by, tuple(wide[group_by].to_list()), categories, matrix)
+        return cls(group_by, groups, categories, matrix)
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -226,10 +233,17 @@ def group_order(con: duckdb.DuckDBPyConnection, distributions: Distributions, or
 
 def resource_dividers(con: duckdb.DuckDBPyConnection, order: list[str], ordering: str) -> list[str]:
     """The groups before which the heatmap draws a line between the resource levels: the first language
-    of each level after the first, when the groups are languages in resource order; else none."""
+    of each level after the first among `order`, when the groups are languages in resource order; else none."""
     if ordering != "resource":
         return []
-    return [divider for divider in dimensions.Orders.of(con).dividers(by_label=False) if divider in order]
+    return dimensions.Orders.of(con).only(order).dividers(by_label=False)
+
+
+def drawn_groups(distributions: Distributions, order: list[str]) -> list[str]:
+    """The groups the matrix draws, in `order`: at most `dimensions.MAX_DRAWN_LANGUAGES`, those with the most
+    questions (ties in `order`), by the rule every chart of languages follows (`dimensions.most_first`)."""
+    sizes = {group: (n,) for group, n in zip(distributions.groups, distributions.group_sizes.astype(int).tolist())}
+    return dimensions.most_first(sizes, order, dimensions.MAX_DRAWN_LANGUAGES)
 
 
 def order_table(distributions: Distributions, order: list[str]) -> pl.DataFrame:
@@ -309,6 +323,33 @@ def similarity_item(group_by: str, question_type: str | None, collection: str | 
     return "paper Figure 6" if reproduces_figure6(group_by, question_type, collection, paper) else "beyond the paper"
 
 
+# The groups left out of the matrix that a summary names (the table lists them all).
+LISTED_LEFT_OUT = 20
+
+
+def _extreme_pairs_sentence(pairs: pl.DataFrame) -> str:
+    """The most and the least similar pairs of distinct groups, as the summary prints their coefficients
+    (two decimals): ties said as ties (`ranking.ends`)."""
+    named = [(f"{a} and {b}", bc) for a, b, bc in pairs.select("group_a", "group_b", "bc").iter_rows()]
+    found = ranking.ends(named, ".2f")
+    if len(named) == 1:
+        return f"The one pair, {inert(named[0][0])}, has a coefficient of {found.high:.2f}."
+    if found.tied:
+        return f"Every pair has the same coefficient ({found.high:.2f}): no pair is more or less similar than another."
+
+    def which(names: list[str], value: float, superlative: str) -> str:
+        if len(names) == 1:
+            return f"the {superlative}{' pair is' if superlative == 'most similar' else ','} {inert(names[0])} ({value:.2f})"
+        shown = "; ".join(inert(name) for name in names[: ranking.NAMED])
+        more = len(names) - min(len(names), ranking.NAMED)
+        return f"{len(names):,} pairs tie as the {superlative} ({value:.2f} each: {shown}" + (
+            f" and {more:,} more)" if more else ")"
+        )
+
+    most, least = which(found.top, found.high, "most similar"), which(found.bottom, found.low, "least similar")
+    return f"{most[0].upper()}{most[1:]}; {least}."
+
+
 def summary(
     distributions: Distributions,
     dropped: pl.DataFrame,
@@ -338,19 +379,21 @@ def summary(
             f"{n_groups} {group_by} group(s) have {min_questions} or more {what}: there is no pair to compare."
         )
     else:
-        pairs = similarity.filter(pl.col("group_a") < pl.col("group_b"))
-        most, least = (table.row(0, named=True) for table in extreme_pairs(similarity, 1))
+        pairs = similarity.filter(pl.col("group_a") < pl.col("group_b")).sort("group_a", "group_b")
         paragraphs.append(
             f"Across {n_groups} {group_by} groups ({int(distributions.group_sizes.sum()):,} {what}, "
             f"{len(distributions.categories)} categories), the Bhattacharyya coefficient between two groups' topic "
             f"distributions averages **{number(pairs['bc'].mean()):.2f}** (median {number(pairs['bc'].median()):.2f}, "
             f"range {number(pairs['bc'].min()):.2f} to {number(pairs['bc'].max()):.2f}). "
-            f"The most similar pair is {inert(most['group_a'])} and {inert(most['group_b'])} ({most['bc']:.2f}); "
-            f"the least similar, {inert(least['group_a'])} and {inert(least['group_b'])} ({least['bc']:.2f})."
+            + _extreme_pairs_sentence(pairs)
         )
     if not dropped.is_empty():
-        left_out = ", ".join(f"{inert(g)} ({n})" for g, n in dropped.iter_rows())
-        paragraphs.append(f"Left out for having fewer than {min_questions} questions: {left_out}.")
+        shown = [f"{inert(g)} ({n})" for g, n in dropped.head(LISTED_LEFT_OUT).iter_rows()]
+        more = dropped.height - len(shown)
+        paragraphs.append(
+            f"Left out for having fewer than {min_questions} questions: {', '.join(shown)}"
+            + (f" and {more:,} more (`left_out_groups.csv` lists them all)." if more else ".")
+        )
     if pooled is not None:
         first, second = (orders.level_title(level) for level in orders.resource_levels)
         n_first, n_second, bc, _ = pooled.row(0)

@@ -51,9 +51,25 @@ class Problems:
 
     def __init__(self) -> None:
         self.items: list[Problem] = []
+        self._partly_read: set[str] = set()
 
     def add(self, file: str | Path, record: str | None, field: str | None, message: str) -> None:
         self.items.append(Problem(str(file), record, field, message))
+
+    def add_partly_read(self, file: str | Path, record: str | None, field: str | None, message: str) -> None:
+        """A problem after which some of the file's records are not known (a header, a size or a line that
+        cannot be read, a key that is not one): what refers to them is not reported again (`read_whole`)."""
+        self.add(file, record, field, message)
+        self.partly_read(file)
+
+    def partly_read(self, file: str | Path) -> None:
+        """Some of the file's records are not known (a problem said why)."""
+        self._partly_read.add(str(file))
+
+    def read_whole(self, file: str | Path | None) -> bool:
+        """Every record of `file` was read (with or without problems of its own): a reference to a record
+        it does not hold is a problem of the referring file, not a consequence of this one's."""
+        return file is not None and str(file) not in self._partly_read
 
     def raise_if_any(self) -> None:
         if self.items:

@@ -115,6 +115,23 @@ def replace_folder(source: Path, target: Path) -> None:
     os.replace(source, target)
 
 
+def mirror_folder(source: Path, target: Path) -> None:
+    """Make `target` hold the files of `source` (a flat folder), replacing what is there: hard links where
+    the file system allows (no second copy on disk), copies otherwise. The new folder is filled beside
+    `target` and swapped in whole."""
+    staging = temporary_name(target)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for path in sorted(Path(source).iterdir()):
+        if not path.is_file():
+            continue
+        try:
+            os.link(path, staging / path.name)
+        except OSError:
+            shutil.copy2(path, staging / path.name)
+    replace_folder(staging, target)
+
+
 @contextlib.contextmanager
 def lock(target: Path | str, wait_message: str | None = None) -> Iterator[None]:
     """Hold the exclusive lock of `target` (the file `<target>.lock`) while the block runs; when another

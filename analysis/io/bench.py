@@ -31,3 +31,25 @@ def write_new_model_answers(
             question, language = questions[i % len(questions)]
             out.write(f"{question},{language},bulk-{i},Eine Antwort mit einigen Wörtern: Nummer {i}.\n")
     return path
+
+
+def tier_answers(n_languages: int, n_models: int, n_questions: int, seed: int = 37):
+    """The per-answer frame `make bench` times the significance tiers on: every model answers every
+    question of every language, a 0/1 verdict (`correct`, shares spread from 30% to 90% over the
+    models) and a number (`score`, means spread by 0.02 a model), one row per answer."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    size = n_languages * n_models * n_questions
+    model = np.tile(np.repeat(np.arange(n_models), n_questions), n_languages)
+    return pl.DataFrame(
+        {
+            "language": np.repeat(np.arange(n_languages), n_models * n_questions),
+            "model": model,
+            "question_id": np.tile(np.arange(n_questions), n_languages * n_models)
+            + n_questions * np.repeat(np.arange(n_languages), n_models * n_questions),
+            "correct": rng.random(size) < 0.3 + 0.6 * model / max(n_models - 1, 1),
+            "score": rng.normal(0.5, 0.2, size) + 0.02 * model,
+        }
+    )

@@ -12,6 +12,7 @@ no database to read them from (`read_manifest`, `write_manifest`): the database 
 """
 
 import csv
+import functools
 import io
 import re
 import shutil
@@ -24,9 +25,10 @@ from tqdm import tqdm
 
 from ..core import files
 from ..core.errors import Problems
+from ..core.text import skeleton
 from . import ingest, records
 
-MODEL_KEY = re.compile(r"[a-z0-9][a-z0-9._-]*")  # matched whole (`fullmatch`: `$` would allow a final newline)
+MODEL_KEY = re.compile(r"[a-z0-9][a-z0-9._-]*")  # matched whole (`records.is_key`)
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes"}, {"0", "false", "no"}
 QUESTION_TYPE_WORDS = {
     "specific": "specific",
@@ -36,8 +38,6 @@ QUESTION_TYPE_WORDS = {
     "culturally agnostic": "agnostic",
     "non-cultural": "agnostic",
 }
-# Control characters (a tab, a newline, a carriage return...) have no place in a name shown in figures.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # The names figures give the human reference answers: no model may be shown as one of them, or keyed so.
 RESERVED_DISPLAY_NAMES = ("Human", "Human (dot points)")
 RESERVED_MODEL_KEYS = frozenset(ingest.model_key(name) for name in RESERVED_DISPLAY_NAMES)
@@ -66,19 +66,17 @@ def _flag(value, path, record, field, problems) -> bool | None:
     return None
 
 
-def has_control(text: str) -> bool:
-    return bool(_CONTROL.search(text))
-
-
 def identity_key(name: str) -> str:
     """What makes two names the same to a reader: compatibility forms (NFKC: full-width letters, ligatures,
     NFC and NFD alike), invisible characters (zero-width spaces, direction marks and overrides: Unicode's
-    format characters), every kind of dash, case and spacing aside."""
+    format characters), every kind of dash, case and spacing aside, and characters that look alike
+    (Unicode's confusables skeleton, `core.text.skeleton`: the Cyrillic `ВЕТА 70В` is `BETA 70B`, the
+    Greek `ΑΒΕ` is `ABE`; the skeleton is taken again after the case is folded)."""
     text = unicodedata.normalize("NFKC", name)
     text = "".join(
         "-" if category == "Pd" else char for char in text if (category := unicodedata.category(char)) != "Cf"
     )
-    return " ".join(text.split()).casefold()
+    return skeleton(skeleton(" ".join(text.split())).casefold())
 
 
 def _scripts(text: str) -> set[str]:
@@ -90,33 +88,42 @@ def _scripts(text: str) -> set[str]:
     }
 
 
+@functools.lru_cache(maxsize=1 << 12)  # checked on every row that gives it: a model's rows give one name
 def display_name_problem(name: str) -> str | None:
     """Why `name` cannot be a model's display name, or None: figures show it as the model's name, so it is
     plain visible text of one script family, not too long, and not the name of the human answers."""
-    if _CONTROL.search(name) or name != name.strip():
-        return f"is {name!r}; a display name has no control character and no space at either end"
+    if len(name) > MAX_DISPLAY_NAME:
+        return f"is {len(name):,} characters long; a display name has at most {MAX_DISPLAY_NAME} (it labels figures)"
+    problem = records.label_problem(name, "a display name", MAX_DISPLAY_NAME)
+    if problem is not None:
+        return f"is {name[:MAX_DISPLAY_NAME]!r}, which {problem}"
+    if name != name.strip():
+        return f"is {name!r}; a display name has no space at either end"
     invisible = next((char for char in name if unicodedata.category(char) == "Cf"), None)
     if invisible is not None:
         return (
             f"is {name!r}, which holds the invisible character U+{ord(invisible):04X} "
             f"({unicodedata.name(invisible, 'a format character')}); a display name is visible text"
         )
-    if len(name) > MAX_DISPLAY_NAME:
-        return f"is {len(name):,} characters long; a display name has at most {MAX_DISPLAY_NAME} (it labels figures)"
     mixed = sorted(_scripts(name) & _LOOK_ALIKE_SCRIPTS)
     if len(mixed) > 1:
         return (
             f"is {name!r}, which mixes {' and '.join(s.title() for s in mixed)} letters: a look-alike of "
             "another name; write it in one of them"
         )
-    if identity_key(name) in {identity_key(n) for n in RESERVED_DISPLAY_NAMES}:
+    if identity_key(name) in _reserved_keys():
         return f"is {name!r}, the name figures give the human reference answers"
     return None
 
 
+@functools.cache
+def _reserved_keys() -> frozenset[str]:
+    return frozenset(identity_key(name) for name in RESERVED_DISPLAY_NAMES)
+
+
 def model_key_problem(model: str) -> str | None:
     """Why `model` cannot be an imported model's key, or None."""
-    if not MODEL_KEY.fullmatch(model):
+    if not records.is_key(model, MODEL_KEY):
         return f"is {model!r}; a model key is lower-case letters, digits, '.', '-' or '_', e.g. my-model-7b"
     if model in RESERVED_MODEL_KEYS:
         return f"is {model!r}, which names the human reference answers; give your model another key"
@@ -152,6 +159,7 @@ ANSWER_SCHEMA = {
 class Holdings:
     """What the database holds that an answers file is checked against."""
 
+    study: str | None  # the name of the study the database holds; None for the CaLMQA release
     questions: dict[tuple[str, str], int]  # (upstream name, language) -> question id
     languages: set[str]
     models: dict[str, str]  # model key -> display name
@@ -160,12 +168,13 @@ class Holdings:
     release_models: set[str]  # the keys of the release's models
 
 
-def read_answer_file(path: Path, held: Holdings, problems: Problems) -> pl.DataFrame:
+def read_answer_file(path: Path, held: Holdings, problems: Problems, notes: list[str] | None = None) -> pl.DataFrame:
     """Validated answers of a CSV/JSONL file, or of a file in the release's JSON format, checked against
     what the database holds: every question exists, no answer takes the name of another, and every model
-    keeps one display name that no other model has."""
+    keeps one display name that no other model has. What the import leaves out of a valid file (the
+    human answers of a release file) is said in `notes`."""
     if file_name := ingest.DATASET_FILE.fullmatch(path.name):
-        rows = _release_format_answers(path, file_name, held, problems)
+        rows = _release_format_answers(path, file_name, held, problems, notes if notes is not None else [])
     else:
         rows = _table_answers(path, held, problems)
     _check_identities(path, rows, held, problems)
@@ -185,7 +194,7 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
         question, language, model, answer = (
             records.text(row[field], path, record, field, problems) for field in ANSWER_COLUMNS
         )
-        model_version = records.text(row.get("model_version"), path, record, "model_version", problems, optional=True)
+        model_version = records.label(row.get("model_version"), path, record, "model_version", problems, optional=True)
         display_name = _display_name(row.get("display_name"), path, record, problems)
         if len(problems.items) > found:
             continue
@@ -201,12 +210,7 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
             )
             ok = False
         elif (question, language) not in held.questions:
-            problems.add(
-                path,
-                record,
-                "question",
-                f"no question {question!r} in {language}; expected an upstream name such as german:0 or non_cultural:3",
-            )
+            problems.add(path, record, "question", f"no question {question!r} in {language}; {_question_names(held)}")
             ok = False
         problem = model_key_problem(model)
         if problem:
@@ -238,15 +242,76 @@ def _table_answers(path: Path, held: Holdings, problems: Problems) -> list[dict]
     return rows
 
 
-def _release_format_answers(path: Path, file_name: re.Match[str], held: Holdings, problems: Problems) -> list[dict]:
+def _question_names(held: Holdings) -> str:
+    """What names a question in an answers file, in the words of the database's source."""
+    if held.study is None:
+        return "expected an upstream name such as german:0 or non_cultural:3"
+    example = min(held.questions, default=None)
+    such = f", such as {example[0]!r} in {example[1]}" if example else ""
+    return f"expected the question_id of a question of the study {held.study!r}{such}"
+
+
+# The formats of CaLMQA's imports, for messages: what a study's database refuses.
+STUDY_ANSWER_FORMAT = (
+    "a .csv or .jsonl file with the columns question (a question's question_id), language, model and answer "
+    "(optional: display_name, model_version)"
+)
+
+
+def check_study_import(kind: str, path: Path, study: str, problems: Problems) -> None:
+    """An import into the database of a study (`study`, its name) takes that study's formats only: its
+    answers as a table (`STUDY_ANSWER_FORMAT`). A file of the CaLMQA release's format, VeriScore's metrics
+    and the public dataset's questions are CaLMQA's, which a study has not: a study's metrics and
+    questions are tables of its folder."""
+    if kind == "metrics":
+        problems.add(
+            path,
+            None,
+            None,
+            f"the database holds the study {study!r}, whose metrics are its folder's metrics table (the metrics "
+            "its study.toml defines): add the values there and run `make study`",
+        )
+    elif kind == "questions":
+        problems.add(
+            path,
+            None,
+            None,
+            f"the database holds the study {study!r}, whose questions are its folder's questions table: add "
+            "them there and run `make study`",
+        )
+    elif ingest.DATASET_FILE.fullmatch(path.name) or path.suffix.lower() not in (".csv", ".jsonl", ".ndjson"):
+        problems.add(
+            path,
+            None,
+            None,
+            f"the database holds the study {study!r}, whose answers are imported from {STUDY_ANSWER_FORMAT}",
+        )
+
+
+def _release_format_answers(
+    path: Path, file_name: re.Match[str], held: Holdings, problems: Problems, notes: list[str]
+) -> list[dict]:
     """The model answers of a file in the release's format (`file_name`: its name matched by
-    `ingest.DATASET_FILE`)."""
+    `ingest.DATASET_FILE`). Its human answers are the release's and never imported: a file of human
+    answers only is refused, and those of a file with models' answers are counted in `notes`."""
     question_type, key = file_name.group(1), file_name.group(2)
     language = {name.lower(): name for name in held.languages}.get(key)
     if language is None:
         problems.add(path, None, None, f"unknown language {key!r} in the file name")
         return []
     _, answers = ingest.read_dataset_file(path, question_type, language, problems, new_models=True)
+    human = sum(answer["is_human"] for answer in answers)
+    if human and human == len(answers):
+        problems.add(
+            path,
+            None,
+            None,
+            f"holds human answers only ({human:,}), which an import never adds (they are the release's): "
+            "`import-answers` adds a model's answers",
+        )
+        return []
+    if human:
+        notes.append(f"; its {human:,} human answer{' is' if human == 1 else 's are'} not imported (the release's)")
     rows = []
     for answer in answers:
         if answer["is_human"]:
@@ -279,15 +344,16 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
     """Every answer name names one answer, every display name one model (`identity_key`: case, spacing,
     compatibility forms and invisible characters aside), and no row changes the release's answers (an
     import adds a model of the release only to imported questions). One pass over the rows."""
+    source, whose = ("the release", "the paper's") if held.study is None else ("the study", "its folder's")
     for row in rows:
         if row["model"] in held.release_models and row["question_id"] in held.release_questions:
             problems.add(
                 path,
                 row["record"],
                 "model",
-                f"is {row['model']}, a model of the release: its answers to the release's questions are the "
-                "paper's, which an import never changes (it may add its answers to imported questions); "
-                "give your model a key of its own",
+                f"is {row['model']}, a model of {source}: its answers to {source}'s questions are {whose}, which "
+                "an import never changes (it may add its answers to imported questions); give your model a key "
+                "of its own",
             )
             continue
         owner = held.answers.get(row["name"])
@@ -342,6 +408,9 @@ def _check_identities(path: Path, rows: list[dict], held: Holdings, problems: Pr
 # ------------------------------------------------------------------------------------------ metrics
 
 METRIC_KEYS = ("answer", "question", "language", "model")
+# What VeriScore writes as a claim's verification_result: the first word of its verifier's decision, in
+# lower case (`supported`/`unsupported` with two labels; `supported`/`contradicted`/`inconclusive` with three).
+VERIFICATION_RESULTS = ("supported", "unsupported", "contradicted", "inconclusive")
 METRIC_VALUES = ("n_claims", "n_supported", "relevant")
 METRIC_SCHEMA = {"answer_id": pl.Int64, "n_claims": pl.Int32, "n_supported": pl.Int32, "relevant": pl.Boolean}
 
@@ -445,6 +514,15 @@ def read_veriscore(claims: Path, verification: Path, by_name: dict[str, int], pr
     """
     claim_rows = list(records.read_rows(claims, ("prompt_source", "abstained"), None, problems))
     verified = list(records.read_rows(verification, (), None, problems))
+    if len(verified) > len(claim_rows) and problems.read_whole(claims):
+        problems.add(
+            verification,
+            verified[len(claim_rows)][0],
+            None,
+            f"is longer than the claims file ({len(verified):,} lines against {len(claim_rows):,}): each line "
+            "verifies the claims of the claims file's line of the same number, so the two files do not belong "
+            "together",
+        )
     rows: list[dict] = []
     seen: dict[int, str] = {}  # answer id -> its first record
     for index, (record, row) in enumerate(claim_rows):
@@ -517,7 +595,9 @@ def _claim_list(path: Path, record: str, row: dict, abstained: bool, problems: P
 def _supported(
     path: Path, record: str, results: dict, all_claims: list[str], index: int, problems: Problems
 ) -> int | None:
-    """How many of the claims the verification line says are `supported`; every claim must have a result."""
+    """How many of the claims the verification line says are `supported`; every claim must have a result,
+    one of VeriScore's (`VERIFICATION_RESULTS`): another word (`Supported`, a misspelling) is not taken
+    for `unsupported`."""
     n_supported = 0
     for claim in all_claims:
         result = results.get(claim)
@@ -531,6 +611,15 @@ def _supported(
                 f"of the claims file's line {index + 1}",
             )
             return None
+        if verdict not in VERIFICATION_RESULTS:
+            problems.add(
+                path,
+                record,
+                None,
+                f"gives the verification_result {records.shown(verdict)} for the claim {claim!r}; VeriScore "
+                f"writes one of {', '.join(VERIFICATION_RESULTS)} (in lower case), and counts `supported` only",
+            )
+            return None
         n_supported += verdict == "supported"
     return n_supported
 
@@ -539,6 +628,9 @@ def _supported(
 
 QUESTION_COLUMNS = ("language", "question_type", "question")
 QUESTION_OPTIONAL = ("question_english", "answer", "collection", "category", "source", "url")
+# The columns of texts (any characters); the others are labels (`records.label`: one line of visible text).
+QUESTION_TEXTS = ("question", "question_english", "answer")
+MAX_URL = 2_048  # characters: the longest URL browsers agree to take
 
 
 def read_question_file(path: Path, languages: set[str], categories: set[str], problems: Problems) -> pl.DataFrame:
@@ -554,6 +646,16 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
         found = len(problems.items)
         values = {
             field: records.text(row.get(field), path, record, field, problems, optional=field not in QUESTION_COLUMNS)
+            if field in QUESTION_TEXTS
+            else records.label(
+                row.get(field),
+                path,
+                record,
+                field,
+                problems,
+                optional=field not in QUESTION_COLUMNS,
+                max_length=MAX_URL if field == "url" else records.MAX_LABEL,
+            )
             for field in (*QUESTION_COLUMNS, *QUESTION_OPTIONAL)
         }
         if len(problems.items) > found:
@@ -590,7 +692,7 @@ def read_question_file(path: Path, languages: set[str], categories: set[str], pr
             ok = False
         if not ok or qtype is None:  # an unknown question type has set `ok` already
             continue
-        key = (language, qtype, ingest.normalise_whitespace(text))
+        key = (language, qtype, ingest.question_identity(text))
         if key in seen:
             problems.add(path, record, "question", f"the same question as {seen[key]}")
             continue

@@ -11,6 +11,7 @@ import contextlib
 import gc
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -57,6 +58,12 @@ RATING_COLUMNS = (
 
 def normalise_whitespace(text: str) -> str:
     return " ".join(text.split())
+
+
+def question_identity(text: str) -> str:
+    """What makes two texts of a question the same question: the same characters once composed (NFC: an
+    `é` written as `e` and a combining accent is `é`) and their spaces normalised."""
+    return normalise_whitespace(unicodedata.normalize("NFC", text))
 
 
 def question_index(name: str) -> int:
@@ -317,7 +324,7 @@ def _read_answer(answer, path: Path, record: str, problems: Problems, new_models
     if not isinstance(answer, dict) or "name" not in answer:
         problems.add(path, record, "name", "missing; every answer needs a name")
         return None
-    if records.text(answer["name"], path, record, "name", problems) is None:
+    if records.label(answer["name"], path, record, "name", problems) is None:
         return None
     record = f"{record} ({answer['name']})"
     found = len(problems.items)

@@ -6,7 +6,6 @@ naming the file, line and field of every problem (docs/methods.md, section 07).
 """
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,9 +69,6 @@ MODELS_FILE = "section5_models.csv"
 DOMAIN_OUTCOMES = ("checked", "very_reliable", "eliminated")
 WEIGHTS = ("open", "closed")
 
-# A decimal number as the tables print it: no NaN, no infinity, no `1_000`, no digits of other scripts.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
 # The columns of each CSV (the results files share theirs).
 REGION_COLUMNS = ("region", "language", "iso_code", "city", "resource_level")
 RESULT_COLUMNS = ("model", "region", "metric", "value", "setting")
@@ -127,10 +123,15 @@ class _Reader:
         path = self.folder / name
         if kind is int:
             return records.whole_number(text, path, line, field, self.problems)
-        if not _DECIMAL.fullmatch(text):
-            self.problems.add(path, line, field, f"{text!r} is not a number (digits, a point, an exponent)")
+        value = records.decimal(text)
+        if value is None:
+            what = (
+                "a finite number"
+                if records.DECIMAL.fullmatch(text)
+                else "a number (ASCII digits, a point, an exponent)"
+            )
+            self.problems.add(path, line, field, f"{text!r} is not {what}")
             return None
-        value = float(text)
         if not low <= value <= high:
             self.problems.add(path, line, field, f"{value} is outside the range {low:g} to {high:g}")
             return None

@@ -178,9 +178,9 @@ def load_claims(folder: Path | str = paths.PAPER_CLAIMS) -> pl.DataFrame:
 ITEM_COLUMNS = ("paper", "item", "anchor", "not_in_release")
 # The papers' HTML pages on arXiv, at the version the registry transcribes.
 PAPER_PAGES = {"calmqa": "https://arxiv.org/html/2406.17761v3", "nativqa": "https://arxiv.org/html/2407.09823v3"}
-_ITEM = re.compile(r"^(Figure|Table) [1-9]\d*$")
+_ITEM = re.compile(r"(Figure|Table) [1-9][0-9]*")  # matched whole (`records.is_key`), as every key
 # An element of the arXiv HTML (LaTeXML): a section and a figure or table in it, e.g. `A3.F8`, `S4.T2`.
-_ANCHOR = re.compile(r"^[SA]\d+(\.(SS\d+|F\d+|T\d+))*$")
+_ANCHOR = re.compile(r"[SA][0-9]+(\.(SS[0-9]+|F[0-9]+|T[0-9]+))*")
 
 
 def load_items(path: Path | str = paths.PAPER_ITEMS) -> pl.DataFrame:
@@ -194,9 +194,9 @@ def load_items(path: Path | str = paths.PAPER_ITEMS) -> pl.DataFrame:
         where = f"{line} ({row['paper']} {row['item']})"
         if row["paper"] not in PAPERS:
             problems.add(path, where, "paper", f"is {row['paper']!r}; expected one of {', '.join(PAPERS)}")
-        if not _ITEM.match(row["item"]):
+        if not records.is_key(row["item"], _ITEM):
             problems.add(path, where, "item", f"is {row['item']!r}; expected `Figure N` or `Table N`")
-        if not _ANCHOR.match(row["anchor"]):
+        if not records.is_key(row["anchor"], _ANCHOR):
             problems.add(path, where, "anchor", f"is {row['anchor']!r}; expected an arXiv HTML anchor such as A3.F8")
         key = (row["paper"], row["item"])
         if key in seen:

@@ -78,19 +78,23 @@ def unreadable(exc: OSError | EOFError | zlib.error) -> str:
     return f"cannot be read: {errors.reason(exc)}"
 
 
-def source_checksums(folder: Path) -> pl.DataFrame:
-    """Every file of `folder` (hidden ones left out) with the sha256 and size of its uncompressed content."""
-    found = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+def source_checksums(folder: Path, found: list[Path] | None = None) -> pl.DataFrame:
+    """The files `found` of `folder` (by default every file of it, hidden ones left out) with the sha256
+    and size of their uncompressed content, and the time each was last modified (`mtime_ns`, taken before
+    it is read: a build compares it and the checksum before and after it reads the files)."""
+    if found is None:
+        found = [p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")]
     rows, problems = [], Problems()
-    for path in found:
+    for path in sorted(found):
         try:
+            modified = path.stat().st_mtime_ns
             sha, size = sha256_uncompressed(path)
         except UNREADABLE as exc:
             problems.add(path, None, None, unreadable(exc))
             continue
-        rows.append({"file": str(path.relative_to(folder)), "sha256": sha, "bytes": size})
+        rows.append({"file": str(path.relative_to(folder)), "sha256": sha, "bytes": size, "mtime_ns": modified})
     problems.raise_if_any()
-    return pl.DataFrame(rows, schema={"file": pl.String, "sha256": pl.String, "bytes": pl.Int64})
+    return pl.DataFrame(rows, schema={"file": pl.String, "sha256": pl.String, "bytes": pl.Int64, "mtime_ns": pl.Int64})
 
 
 def fingerprint(checksums: pl.DataFrame) -> str:

@@ -79,17 +79,33 @@ class _Paragraphs(html.parser.HTMLParser):
             self.parts.append(data)
 
 
+# Declarations filed under an individual language whose macrolanguage's code the identifiers write:
+# Standard Malay is `zlm` in the package, `ms` in CLD2, lingua and langcodes; Albanian (Tosk) `als`, `sq`.
+CODE_ALIASES = {"zlm": "ms", "als": "sq"}
+
+
+def _code(bcp47: str) -> str:
+    primary = bcp47.split("-")[0].lower()
+    return CODE_ALIASES.get(primary, primary)
+
+
+def languages(folder: Path | str = paths.UDHR) -> list[str]:
+    """The codes (as `paragraphs` writes them) of every language with a complete declaration."""
+    problems = Problems()
+    return sorted({_code(e["bcp47"]) for e in _index(Path(folder), problems) if int(e["stage"]) >= MIN_STAGE})
+
+
 def paragraphs(languages: list[str], folder: Path | str = paths.UDHR) -> pl.DataFrame:
     """Every paragraph of every complete declaration in one of `languages` (ISO 639 codes as the
     identifiers write them: the primary subtag of the declaration's BCP 47 tag, e.g. `fa` for both
-    Iranian Persian and Dari). Columns: language, declaration, article, paragraph (its number within
-    the declaration), text; sorted."""
+    Iranian Persian and Dari; `CODE_ALIASES` renamed). Columns: language, declaration, bcp47 (its tag),
+    article, paragraph (its number within the declaration), text; sorted."""
     folder = Path(folder)
     problems = Problems()
     wanted = set(languages)
     rows = []
     for entry in _index(folder, problems):
-        language = entry["bcp47"].split("-")[0].lower()
+        language = _code(entry["bcp47"])
         if language not in wanted or int(entry["stage"]) < MIN_STAGE:
             continue
         path = folder / "declaration" / f"{entry['code']}.html"
@@ -101,7 +117,14 @@ def paragraphs(languages: list[str], folder: Path | str = paths.UDHR) -> pl.Data
         if not parser.paragraphs:
             problems.add(path, None, None, "no paragraph of text in <header> or <article>")
         rows += [
-            {"language": language, "declaration": entry["code"], "article": article, "paragraph": i, "text": text}
+            {
+                "language": language,
+                "declaration": entry["code"],
+                "bcp47": entry["bcp47"],
+                "article": article,
+                "paragraph": i,
+                "text": text,
+            }
             for i, (article, text) in enumerate(parser.paragraphs)
         ]
     problems.raise_if_any()
@@ -110,6 +133,7 @@ def paragraphs(languages: list[str], folder: Path | str = paths.UDHR) -> pl.Data
         schema={
             "language": pl.String,
             "declaration": pl.String,
+            "bcp47": pl.String,
             "article": pl.Int64,
             "paragraph": pl.Int64,
             "text": pl.String,

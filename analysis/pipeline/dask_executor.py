@@ -1,10 +1,14 @@
 """The verdict stages' chunks on a Dask cluster (`executors.start` with DASK; nothing else imports this
 module, so a build without DASK imports no dask).
 
-`DASK=local:N` starts N worker processes of one thread each on this machine, and their scheduler in a
-process of its own (`_local_cluster`);
+`DASK=local:N` starts N worker processes of one thread each on this machine (no more than it has cores:
+`executors.local_workers`), and their scheduler in a process of its own (`_local_cluster`);
 `DASK=tcp://host:port` connects to a running scheduler (`dask scheduler`, with workers started by
-`dask worker tcp://host:port`), within `CONNECT_SECONDS`. Before any work is sent, every worker's
+`dask worker tcp://host:port`). Every wait on the network is bounded: the scheduler must answer Dask's
+handshake within `CONNECT_SECONDS` (`_probe`: a port that accepts and never answers, or answers with
+something else than Dask, is one message naming the address, and no client is made for it), each
+question the driver asks it within `ANSWER_SECONDS`, and while results are awaited it must keep answering
+(`_results`: a chunk may take long, a scheduler that stops answering may not). Before any work is sent, every worker's
 versions are compared with the driver's: Dask's own packages (`Client.get_versions`), and the package,
 the libraries the verdicts run and langid's model (`executors.identity`); a difference is refused,
 naming both. A plugin then loads the models on every worker, and on every worker that joins later
@@ -25,6 +29,8 @@ import functools
 import logging
 import os
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 
@@ -37,6 +43,11 @@ from ..core.errors import Failure, WorkerRefused
 
 # How long the driver tries to reach the scheduler, and waits for it to have a worker.
 CONNECT_SECONDS = 10
+# How long the scheduler may take to answer a question of the driver (its workers' versions, its threads...),
+# and how often, while results are awaited, the driver asks whether it is still there.
+ANSWER_SECONDS = 60
+LIVENESS_SECONDS = 30
+POLL_SECONDS = 0.02
 # Dask warns when the tasks sent at once exceed this size (10 MB by default); a chunk's are below it.
 GRAPH_WARNING = "1GiB"
 # Chunks of one batch submitted at once per worker thread: one running, one waiting on the worker so that it
@@ -98,11 +109,75 @@ def _run(token: str, function: Callable, item):
     return function(item)
 
 
+def _silent(address: str, seconds: float) -> Failure:
+    return Failure(
+        f"the Dask scheduler at {address} did not answer within {seconds:g} s (is it a Dask scheduler, and "
+        f"running?); nothing was written ({HOW_TO})"
+    )
+
+
+def _probe(address: str) -> None:
+    """Dask's handshake with the scheduler at `address`, within `CONNECT_SECONDS`, before any client is made:
+    a port where nothing listens, one that accepts and never answers (distributed waits for its handshake
+    without a deadline) and one that answers with something else than Dask's messages are each one
+    message naming the address."""
+    from distributed.comm import connect as comm_connect
+
+    async def handshake() -> None:
+        # Dask's own deadline (a refused port, retried until then) ends first however loaded the machine is,
+        # so a refused port is told as refused; the outer one only catches a port that accepts and never
+        # sends Dask's handshake, which Dask waits for without a deadline.
+        comm = await asyncio.wait_for(comm_connect(address, timeout=CONNECT_SECONDS), 2 * CONNECT_SECONDS)
+        await comm.close()
+
+    try:
+        asyncio.run(handshake())
+    except TimeoutError:
+        raise _silent(address, 2 * CONNECT_SECONDS) from None
+    except OSError as exc:
+        raise Failure(
+            f"the Dask scheduler at {address} cannot be reached ({exc}): start it with `dask scheduler` and its "
+            f"workers with `dask worker {address}` ({HOW_TO}); nothing was written"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - whatever the bytes of another server make Dask's decoder raise
+        raise Failure(
+            f"what listens at {address} is not a Dask scheduler (its first answer is not Dask's handshake: "
+            f"{type(exc).__name__}); nothing was written ({HOW_TO})"
+        ) from None
+
+
+def _asked(address: str, ask: Callable[..., object], *args, **kwargs):
+    """`ask(*args, **kwargs)`, a synchronous call of the client that waits for the scheduler, answered within
+    `ANSWER_SECONDS` or one message naming the address. (Distributed bounds few of its calls; this one
+    waits in a thread of its own, left to the client's loop, which the build closes, when it times out.)"""
+    outcome: dict[str, object] = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = ask(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            outcome["error"] = exc
+
+    waiting = threading.Thread(target=call, name="calmqa-dask-call", daemon=True)
+    waiting.start()
+    waiting.join(ANSWER_SECONDS)
+    if waiting.is_alive():
+        raise _silent(address, ANSWER_SECONDS)
+    error = outcome.get("error")
+    if isinstance(error, (OSError, distributed.client.ClosedClientError)):
+        raise Failure(f"the Dask scheduler at {address} went away ({error}); nothing was written") from None
+    if isinstance(error, BaseException):
+        raise error
+    return outcome["value"]
+
+
 def _check_versions(client: distributed.Client, address: str, identity: Callable[[], dict]) -> None:
     """Refuse the cluster unless every worker (and the scheduler, for Dask's packages) runs the driver's versions."""
     ours = identity()
     try:
-        theirs = client.run(identity)
+        theirs = _asked(address, client.run, identity)
+    except Failure:
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure here means the worker cannot run this package's code
         raise Failure(
             f"the workers of the Dask cluster at {address} cannot run this package's version check "
@@ -113,7 +188,7 @@ def _check_versions(client: distributed.Client, address: str, identity: Callable
         for worker, found in sorted(theirs.items())
         for difference in _differences(ours, found)
     ]
-    versions = client.get_versions()
+    versions = _asked(address, client.get_versions)
     # A synchronous client returns the versions themselves; distributed types the call for asynchronous ones too.
     assert isinstance(versions, dict)
     dask_packages = ["python", *required_packages]
@@ -159,19 +234,27 @@ def _results(client: distributed.Client, run: Callable, items: Iterable, key: st
         except (OSError, distributed.client.ClosedClientError) as exc:
             raise gone(exc) from None
 
-    try:
-        threads = sum(client.nthreads().values())
-    except (OSError, distributed.client.ClosedClientError) as exc:
-        raise gone(exc) from None
+    threads = sum(_asked(address, client.nthreads).values())
     # At least one worker thread's worth: a cluster with no worker at this moment (its nannies restarting
     # them) keeps the chunks queued until one joins, as it would with every chunk submitted.
     window = IN_FLIGHT_PER_THREAD * max(1, threads)
     while waiting and completed.count() < window:
         submit()
 
+    def next_done() -> distributed.Future:
+        """The next completed chunk, however long it takes, as long as the scheduler keeps answering."""
+        asked = time.monotonic()
+        while not completed.has_ready():
+            time.sleep(POLL_SECONDS)
+            if time.monotonic() - asked > LIVENESS_SECONDS:
+                _asked(address, client.nthreads)
+                asked = time.monotonic()
+        return next(completed)
+
     def taken() -> Iterator:
         try:
-            for future in completed:
+            while not completed.is_empty():
+                future = next_done()
                 result = future.result()
                 future.release()
                 if waiting:
@@ -231,12 +314,18 @@ def connect(
             address = cluster.scheduler_address
         else:
             address = dask
+            _probe(address)
         try:
             client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
-        except OSError as exc:
+        except (OSError, TimeoutError) as exc:
             raise Failure(
                 f"the Dask scheduler at {dask} cannot be reached ({exc}): start it with `dask scheduler` and its "
                 f"workers with `dask worker {dask}` ({HOW_TO}); nothing was written"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - it answered the probe's handshake, then something else
+            raise Failure(
+                f"the Dask scheduler at {dask} failed to take this driver as a client ({type(exc).__name__}: "
+                f"{exc}); nothing was written ({HOW_TO})"
             ) from None
         stack.enter_context(client)
         try:
@@ -248,19 +337,20 @@ def connect(
             ) from None
         _check_versions(client, dask, identity)
         token = f"calmqa-verdict-models-{uuid.uuid4().hex}"
-        client.register_plugin(_VerdictModels(token, load, identity, identity()), name=token)
-        stack.callback(_unregister, client, token)
+        _asked(dask, client.register_plugin, _VerdictModels(token, load, identity, identity()), name=token)
+        stack.callback(_unregister, client, token, dask)
 
         def map_unordered(function: Callable, items: Iterable) -> Iterator:
             # A chunk's texts travel inside its task, on purpose: data scattered to a worker would die with
             # it, and its chunk could not be run again.
             return _results(client, functools.partial(_run, token, function), items, function.__name__, dask)
 
-        yield map_unordered, sum(client.nthreads().values()), f"Dask {dask}"
+        yield map_unordered, sum(_asked(dask, client.nthreads).values()), f"Dask {dask}"
 
 
-def _unregister(client: distributed.Client, token: str) -> None:
+def _unregister(client: distributed.Client, token: str, address: str) -> None:
     """Remove the build's plugin (the scheduler would otherwise send it to every worker that joins); a
-    scheduler that went away has nothing to remove."""
+    scheduler that went away, or does not answer, has nothing the build needs removed: its work is done."""
     if client.status == "running":
-        client.unregister_worker_plugin(token)
+        with contextlib.suppress(Failure):
+            _asked(address, client.unregister_worker_plugin, token)

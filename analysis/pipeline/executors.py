@@ -19,23 +19,36 @@ import functools
 import hashlib
 import importlib.metadata
 import multiprocessing
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from ..core import paths
 from ..core.errors import Failure
-from . import language_id_all, tokenizer
+from ..io import short_text_evaluation
+from . import language_id_all, language_routing, tokenizer
 from .language_id import Identifier, langid_model_sha256
 
 # Worker processes forked by default.
 PROCESSES = 2
 # The libraries whose versions a Dask worker must share with the driver for its verdicts to be the
 # driver's, besides the package itself and langid's model (`identity`).
-VERDICT_LIBRARIES = ("pycld2", "langid", "py3langid", "quicktok-v1", "regex", "numpy", "scipy")
+VERDICT_LIBRARIES = (
+    "pycld2",
+    "langid",
+    "py3langid",
+    "quicktok-v1",
+    "regex",
+    "numpy",
+    "scipy",
+    "lingua-language-detector",
+)
 PACKAGE = "calmqa-analysis"
 _PACKAGE_FOLDER = Path(__file__).resolve().parent.parent
 _LOCAL = re.compile(r"local:([1-9][0-9]*)")
@@ -44,8 +57,9 @@ _ADDRESS = re.compile(r"tcp://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 # map(function, items): runs `function` on every item on the workers and yields the results as they come,
 # in any order; every item is taken when it is called (the Dask cluster's are submitted a few at a time).
 MapUnordered = Callable[[Callable, Iterable], Iterator]
-# A surface chunk names the n-gram engine as its identifier by this prefix and the engine's key.
-_NGRAM = "ngram:"
+# A surface chunk names a study's routed identification by this prefix, its route and the keys of its
+# n-gram engine and routing.
+_ROUTED = "routed:"
 
 
 # ---------------------------------------------------------------- the models
@@ -60,9 +74,12 @@ class VerdictModels:
 
     langid_engine: str = "langid-batch"
     engine_file: bytes | None = None
-    # The surface stage's language identification: the paper's pipeline (`paper`, the CaLMQA release) or
-    # the n-gram engine itself (`engine`, a study: trained for its languages by the build).
+    # The surface stage's language identification: the paper's pipeline (`paper`, the CaLMQA release) or a
+    # study's routing (`routed`: `language_routing.RoutedIdentifier` with the n-gram engine trained for its
+    # languages, the routing's rows as CSV bytes and the study's route).
     surface_identification: str = "paper"
+    routing_file: bytes | None = None
+    route: str = language_routing.AUTO
 
     @classmethod
     def read(cls, model: Path | str = paths.LANGUAGE_ID_MODEL, langid_engine: str = "langid-batch") -> "VerdictModels":
@@ -71,9 +88,17 @@ class VerdictModels:
         return cls(langid_engine, language_id_all.read_file(model))
 
     @classmethod
-    def for_study(cls, engine: language_id_all.Engine) -> "VerdictModels":
-        """The models of a study's build: its trained `engine` judges every answer's language."""
-        return cls(engine_file=engine.to_bytes(), surface_identification="engine")
+    def for_study(cls, engine: language_id_all.Engine, routing_rows: pl.DataFrame, route: str) -> "VerdictModels":
+        """The models of a study's build: its trained `engine` and the routing (rows of
+        `short_text_evaluation.ROUTING_SCHEMA` for its languages) judge every answer's language by `route`
+        (`auto`, `ngram`, `lingua` or `none`)."""
+        rows = routing_rows.select(list(short_text_evaluation.ROUTING_SCHEMA)).sort("route", "iso_code", "from_chars")
+        return cls(
+            engine_file=engine.to_bytes(compressed=False),
+            surface_identification="routed",
+            routing_file=rows.write_csv().encode(),
+            route=route,
+        )
 
     @classmethod
     def of_database(
@@ -83,19 +108,25 @@ class VerdictModels:
         udhr_folder: Path | str = paths.UDHR,
     ) -> "VerdictModels":
         """The models the database `con` was built with, for an import's verdicts to be those a rebuild
-        gives: a study's engine (`study.language_identification = 'engine'`) trained again as its build
-        trained it, for the database's languages on the UDHR of `udhr_folder`; else those of `model`."""
+        gives: a study's engine trained again as its build trained it, for the database's languages on the
+        UDHR of `udhr_folder`, with the routing and route the database holds
+        (`study.language_identification`); else those of `model`."""
         (identification,) = con.execute("SELECT language_identification FROM study").fetchall()[0]
-        if identification != "engine":
+        if identification == "paper":
             return cls.read(model)
         languages = dict(con.execute("SELECT language, iso_code FROM languages").fetchall())
-        return cls.for_study(language_id_all.train_for_languages(languages, udhr_folder))
+        rows = con.sql(
+            "SELECT r.route, l.iso_code, r.from_chars, r.engine, r.margin, r.screen_margin, r.pct_correct "
+            "FROM language_routing r JOIN languages l USING (language)"
+        ).pl()
+        engine = language_id_all.train_for_languages(languages, udhr_folder)
+        return cls.for_study(engine, rows.cast(short_text_evaluation.ROUTING_SCHEMA), identification)
 
     @property
     def surface_key(self) -> str:
         """What a surface chunk names its language identification by (`surface_identifier`)."""
-        if self.surface_identification == "engine":
-            return f"{_NGRAM}{self.engine_key}"
+        if self.surface_identification == "routed":
+            return f"{_ROUTED}{self.route}:{self.engine_key}:{self.routing_key}"
         return self.langid_engine
 
     @functools.cached_property
@@ -104,6 +135,11 @@ class VerdictModels:
         if self.engine_file is None:
             raise ValueError("these models hold no n-gram engine: read them with `VerdictModels.read`")
         return hashlib.sha256(self.engine_file).hexdigest()
+
+    @functools.cached_property
+    def routing_key(self) -> str:
+        """The sha256 of the routing's rows: the key by which a worker keeps the routing it loaded."""
+        return hashlib.sha256(self.routing_file or b"").hexdigest()
 
     def load(self) -> None:
         """Load every model into this process's caches (done once per worker process)."""
@@ -117,6 +153,9 @@ class VerdictModels:
         other models load on first use)."""
         if self.engine_file is not None and self.engine_key not in _engines:
             _engines[self.engine_key] = language_id_all.Engine.from_bytes(self.engine_file, "the driver's model")
+        if self.routing_file is not None and self.routing_key not in _routings:
+            # Plain rows, not a polars frame: the forked workers read them, where polars must not run.
+            _routings[self.routing_key] = language_routing.read_routing(self.routing_file)
 
 
 @functools.cache
@@ -125,15 +164,24 @@ def identifier(langid_engine: str) -> Identifier:
     return Identifier(langid_engine)
 
 
-def surface_identifier(key: str) -> Identifier | language_id_all.EngineIdentifier:
+def surface_identifier(key: str) -> Identifier | language_routing.RoutedIdentifier:
     """The surface stage's language identification that `key` names (`VerdictModels.surface_key`): the
-    paper's pipeline with a langid engine, or a loaded n-gram engine."""
-    if key.startswith(_NGRAM):
-        return language_id_all.EngineIdentifier(ngram_engine(key.removeprefix(_NGRAM)))
+    paper's pipeline with a langid engine, or a study's routing with its loaded n-gram engine."""
+    if key.startswith(_ROUTED):
+        return _routed(key)
     return identifier(key)
 
 
+@functools.cache
+def _routed(key: str) -> language_routing.RoutedIdentifier:
+    route, engine_key, routing_key = key.removeprefix(_ROUTED).split(":")
+    if routing_key not in _routings:
+        raise RuntimeError(f"the routing {routing_key[:12]} was not loaded in this worker process")
+    return language_routing.RoutedIdentifier(ngram_engine(engine_key), _routings[routing_key], route)
+
+
 _engines: dict[str, language_id_all.Engine] = {}
+_routings: dict[str, list[dict]] = {}
 
 
 def ngram_engine(key: str) -> language_id_all.Engine:
@@ -183,6 +231,20 @@ class Workers:
     where: str  # for the progress bars
 
 
+def local_workers(dask: str) -> tuple[str, str | None]:
+    """`dask` with a cluster on this machine (`local:N`) of no more worker processes than it has cores,
+    and the note that says so when N was more (more would only take turns on the cores, each with its
+    own copy of the models); other values as they are, without a note."""
+    match = _LOCAL.fullmatch(dask)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if match is None or int(match.group(1)) <= cores:
+        return dask, None
+    return f"local:{cores}", (
+        f"note: DASK={dask} asks for {int(match.group(1)):,} worker processes; this machine has {cores} "
+        f"core{'s' if cores != 1 else ''}, so the cluster has {cores} (local:{cores})"
+    )
+
+
 def check_address(dask: str) -> None:
     """Refuse a DASK value that is neither `local:N` nor a scheduler's `tcp://host:port`."""
     if not (_LOCAL.fullmatch(dask) or _ADDRESS.fullmatch(dask)):
@@ -200,6 +262,9 @@ def start(models: VerdictModels, dask: str | None = None, processes: int = PROCE
     little memory (a worker keeps its own copy of every page the parent changes after the fork)."""
     if dask:
         check_address(dask)
+        dask, note = local_workers(dask)
+        if note:
+            print(note, file=sys.stderr)
         from . import dask_executor
 
         with dask_executor.connect(dask, models.load, identity) as (map_unordered, parallelism, where):

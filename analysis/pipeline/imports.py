@@ -88,8 +88,15 @@ def _answers_by_name(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return dict(con.execute("SELECT name, answer_id FROM answers WHERE NOT is_human").fetchall())
 
 
+def _study(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The name of the study the database holds, or None for the CaLMQA release (whose paper it reproduces)."""
+    name, paper = con.execute("SELECT name, paper FROM study").fetchall()[0]
+    return None if paper else name
+
+
 def _holdings(con: duckdb.DuckDBPyConnection, languages: set[str]) -> imports.Holdings:
     return imports.Holdings(
+        study=_study(con),
         questions=_question_ids(con),
         languages=languages,
         models=dict(con.execute("SELECT model, display_name FROM models").fetchall()),
@@ -105,13 +112,19 @@ def _holdings(con: duckdb.DuckDBPyConnection, languages: set[str]) -> imports.Ho
 
 
 def read(
-    kind: str, path: Path, con: duckdb.DuckDBPyConnection, problems: Problems, verification: Path | None = None
+    kind: str,
+    path: Path,
+    con: duckdb.DuckDBPyConnection,
+    problems: Problems,
+    verification: Path | None = None,
+    notes: list[str] | None = None,
 ) -> pl.DataFrame:
-    """The validated rows of an import file of `kind`, checked against what `con` holds."""
+    """The validated rows of an import file of `kind`, checked against what `con` holds; what the import
+    leaves out of a valid file is said in `notes`."""
     for file in (path, verification):
         if file is None:
             continue
-        if records.text_problem(file.name) or imports.has_control(file.name):
+        if records.text_problem(file.name) or records.label_problem(file.name, max_length=255):
             problems.add(
                 file,
                 None,
@@ -123,9 +136,13 @@ def read(
         if special is not None:
             problems.add(file, None, None, f"is {special}, not a file: name a .csv, .jsonl or .json file")
     problems.raise_if_any()
+    study = _study(con)
+    if study is not None:
+        imports.check_study_import(kind, path, study, problems)
+        problems.raise_if_any()
     languages = _column(con, "SELECT language FROM languages")
     if kind == "answers":
-        return imports.read_answer_file(path, _holdings(con, languages), problems)
+        return imports.read_answer_file(path, _holdings(con, languages), problems, notes)
     if kind == "questions":
         return imports.read_question_file(path, languages, _column(con, "SELECT category FROM categories"), problems)
     if verification is not None:
@@ -227,11 +244,11 @@ def apply_metrics(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: 
 def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path: Path, position: int) -> Applied:
     """Add questions (auto-collected unless the file's `collection` says otherwise) with their reference answers.
 
-    A question already in the database (same language, type and whitespace-normalised text) is left alone.
+    A question already in the database (same language, type and text, `ingest.question_identity`) is left alone.
     New ones are named `<collection>:<language>:<n>`.
     """
     summary = ImportSummary(path, "questions")
-    con.create_function("normalise_whitespace", ingest.normalise_whitespace, [str], str)
+    con.create_function("question_identity", ingest.question_identity, [str], str)
     con.register("incoming", incoming.to_arrow())
     try:
         con.execute("""
@@ -240,7 +257,7 @@ def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path
                    (SELECT coalesce(max(question_id), 0) FROM questions)
                        + row_number() OVER (ORDER BY i.language, i.question_type, i.normalised) AS question_id
             FROM incoming i
-            ANTI JOIN (SELECT language, question_type, normalise_whitespace(text) AS normalised FROM questions) q
+            ANTI JOIN (SELECT language, question_type, question_identity(text) AS normalised FROM questions) q
                 USING (language, question_type, normalised)
         """)
         con.execute(
@@ -274,7 +291,7 @@ def apply_questions(con: duckdb.DuckDBPyConnection, incoming: pl.DataFrame, path
         con.execute("DROP TABLE new_questions")
     finally:
         con.unregister("incoming")
-        con.remove_function("normalise_whitespace")
+        con.remove_function("question_identity")
     summary.added = len(question_ids)
     summary.unchanged = incoming.height - summary.added
     return Applied(summary, [], question_ids)
@@ -365,11 +382,13 @@ def import_file(
             held = held_imports(con, folder)
             imports.check_kept(held, db_path, problems)
             problems.raise_if_any()
-            incoming = read(kind, path, con, problems, verification)
+            notes: list[str] = []
+            incoming = read(kind, path, con, problems, verification, notes)
             problems.raise_if_any()
         position = max((k.position for k in held), default=0) + 1
         with writing.modifying() as con:
             applied = APPLY[kind](con, incoming, path, position)
+            applied.summary.detail += "".join(notes)
             if not applied.summary.changes_anything:
                 writing.unchanged()
             if applied.answer_ids:

@@ -46,6 +46,7 @@ class Verdict:
     engine: str  # `cld2`, `cld2-best-effort`, or the langid engine that decided
     code: str  # the engine's own top code, e.g. `iw`
     raw: dict  # everything the engines said, for trying other rules later
+    abstained: bool = False  # too short to judge (`language_routing`): no language, counted apart
 
     @property
     def language(self) -> str:

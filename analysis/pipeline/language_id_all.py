@@ -29,6 +29,7 @@ and writes it to `build/language_id_all/model.npz`; the database build reads it
 import io
 import json
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,8 @@ from ..core.errors import Problems
 from ..io import ingest, udhr
 from ..io import release as release_files
 from ..io.calmqa import NEIGHBOURS, UNRELIABLE_LANGUAGES
-from .language_id import Identifier, Verdict
+from ..io.short_text_evaluation import close_neighbours
+from .language_id import Identifier
 
 # The languages CaLMQA's engine decides for (`train_from_release`); a study's engine decides for every
 # language of the study it has text for (`train_for_languages`).
@@ -53,6 +55,9 @@ HASH_BITS = 20
 # A text is taken for a target only if the target's training text holds this share of its letters: a
 # text in a script no model knows must not go to whichever model gives unseen n-grams the most weight.
 MIN_KNOWN_LETTERS = 0.9
+# The same rule where the expected language is a prior (`evidence`): half the letters, since a short text
+# in a language of many characters (Japanese, Chinese) holds some its sample of training text has not.
+MIN_KNOWN_LETTERS_PRIOR = 0.5
 SMOOTHING = 0.1  # additive smoothing of each language's n-gram counts
 # Every language's model learns from this many characters: a model that has seen more text would
 # otherwise win over a close neighbour's on the neighbour's own text.
@@ -208,7 +213,7 @@ class Engine:
     languages: list[str]  # ISO codes, the columns of `counts`
     counts: sparse.csc_matrix  # (2**HASH_BITS buckets, languages) n-gram counts
     targets: dict[str, str]  # target language -> its ISO code
-    letters: dict[str, str]  # target language -> every letter of its training text
+    letters: dict[str, str]  # target language -> every letter of all its text (not only its sample)
     provenance: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -267,16 +272,52 @@ class Engine:
                     result[i] = verdict
         return result
 
+    def scores(self, texts: list[str]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """(text x language) mean log-likelihood per n-gram of every text under every language's model
+        (columns in the order of `languages`), and the texts `encode`d."""
+        encoded = encode(texts)
+        counts = ngram_counts(texts, encoded)
+        n_ngrams = np.asarray(counts.sum(axis=1)).ravel()
+        scores = (counts @ self._seen).toarray() + np.outer(n_ngrams, self._unseen)
+        scores /= np.maximum(n_ngrams, 1)[:, None]
+        return scores, encoded
+
+    def evidence(
+        self, texts: list[str], expected: list[str], candidates: np.ndarray | None = None
+    ) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """For each text and the ISO code it should be in (`expected`, a language the engine models): the
+        mean log-likelihood per n-gram of the best other language minus the expected one's (negative: the
+        expected language's model is the best), that other language, and whether the expected language's
+        training text holds `MIN_KNOWN_LETTERS_PRIOR` of the text's letters (a language without a letter
+        set, not a target, counts as holding them). `candidates`: (text x language) booleans, the languages
+        each text's best other is taken from (default: every language the engine models)."""
+        scores, _ = self.scores(texts)
+        columns = np.array([self._index[code] for code in expected], dtype=np.int64)
+        rows = np.arange(len(texts))
+        own = scores[rows, columns].copy()
+        if candidates is not None:
+            scores[~candidates] = -np.inf
+        scores[rows, columns] = -np.inf
+        best = scores.argmax(axis=1)
+        other = scores[rows, best] - own
+        letters_ok = np.ones(len(texts), dtype=bool)
+        by_code = {code: target for target, code in self.targets.items()}
+        for code in set(expected):
+            target = by_code.get(code)
+            if target is None:
+                continue
+            chosen = np.flatnonzero(np.array([e == code for e in expected]))
+            part = [texts[i] for i in chosen]
+            known = known_letters(encode(part), np.array([ord(c) for c in self.letters[target]], dtype=np.uint64))
+            letters_ok[chosen] = known >= MIN_KNOWN_LETTERS_PRIOR
+        return other, [self.languages[b] for b in best], letters_ok
+
     def _judge(self, target: str, texts: list[str], pipeline: list[str | None]) -> list[tuple[str, float]]:
         """(detected language, margin) of texts expected in `target`, given the pipeline's verdicts (None:
         no pipeline judged the text, and the engine alone decides)."""
         code = self.targets[target]
         column = self._index[code]
-        encoded = encode(texts)
-        counts = ngram_counts(texts, encoded)
-        n_ngrams = np.asarray(counts.sum(axis=1)).ravel()
-        scores = (counts @ self._seen).toarray() + np.outer(n_ngrams, self._unseen)
-        scores /= np.maximum(n_ngrams, 1)[:, None]  # mean log-likelihood per n-gram
+        scores, encoded = self.scores(texts)  # mean log-likelihood per n-gram
         target_score = scores[:, column].copy()
         scores[:, column] = -np.inf
         best = scores.argmax(axis=1)
@@ -301,8 +342,10 @@ class Engine:
             tmp.write_bytes(self.to_bytes())
         return path
 
-    def to_bytes(self) -> bytes:
-        """The engine as the bytes of its file (`from_bytes` reads them back)."""
+    def to_bytes(self, compressed: bool = True) -> bytes:
+        """The engine as the bytes of its file (`from_bytes` reads them back); not `compressed` for bytes that
+        are only handed to a build's workers (three times the size, written thirty times as fast: a study's
+        build hands over the engine it trained without spending most of a second compressing it)."""
         counts = self.counts.tocoo()
         header = {
             "languages": self.languages,
@@ -312,7 +355,7 @@ class Engine:
             "provenance": self.provenance,
         }
         buffer = io.BytesIO()
-        np.savez_compressed(
+        (np.savez_compressed if compressed else np.savez)(
             buffer,
             header=np.array(json.dumps(header, sort_keys=True)),
             buckets=counts.row.astype(np.int32),
@@ -366,6 +409,8 @@ def _settings() -> dict:
         "smoothing": SMOOTHING,
         "training_chars": TRAINING_CHARS,
         "seed": SEED,
+        # 2: each language's sample seeded by the language, the letters of all its text (issue 35)
+        "sampling": 2,
     }
 
 
@@ -378,10 +423,11 @@ def pipeline_verdicts(texts: list[str], detectors: list[str]) -> list[str]:
 def training_sample(texts: pl.DataFrame, chars: int = TRAINING_CHARS, seed: int = SEED) -> pl.DataFrame:
     """At most `chars` characters of each language's texts (columns language, text), so that every
     language's model learns from as much text as every other's: the texts in a seeded random order,
-    the last one cut at the limit."""
+    the last one cut at the limit. Each language's order is seeded by `seed` and the language, so that
+    adding a language changes no other's sample."""
     parts = []
-    rng = np.random.default_rng(seed)
     for language in sorted(texts["language"].unique().to_list()):
+        rng = np.random.default_rng([seed, zlib.crc32(language.encode())])
         own = texts.filter(pl.col("language") == language)
         own = own[rng.permutation(own.height)].with_columns(
             before=pl.col("text").str.len_chars().cast(pl.Int64).cum_sum() - pl.col("text").str.len_chars()
@@ -406,11 +452,10 @@ def train(release: pl.DataFrame, declarations: pl.DataFrame, targets: dict[str, 
             .sort("language")
             .iter_rows()
         )
-    texts = training_sample(
-        pl.concat(
-            [release.select(pl.col("iso_code").alias("language"), "text"), declarations.select("language", "text")]
-        )
+    everything = pl.concat(
+        [release.select(pl.col("iso_code").alias("language"), "text"), declarations.select("language", "text")]
     )
+    texts = training_sample(everything)
     languages = sorted(texts["language"].unique().to_list())
     column = texts["language"].replace_strict({c: i for i, c in enumerate(languages)}, return_dtype=pl.Int64).to_numpy()
     member = sparse.csr_matrix(
@@ -420,7 +465,9 @@ def train(release: pl.DataFrame, declarations: pl.DataFrame, targets: dict[str, 
     counts = (member @ ngram_counts(texts["text"].to_list())).T.tocsc()
     letters = {}
     for target, code in targets.items():
-        codepoints, _ = encode(texts.filter(pl.col("language") == code)["text"].to_list())
+        # Every letter of all the language's text, not of its sample: a language written in two scripts
+        # (Serbian, Malay) keeps the letters of both whatever its sample drew.
+        codepoints, _ = encode(everything.filter(pl.col("language") == code)["text"].to_list())
         letters[target] = "".join(sorted(set(chr(c) for c in np.unique(codepoints)) - {" "}))
     provenance = {
         "n_release_texts": release.height,
@@ -455,30 +502,16 @@ def train_from_release(
 
 
 def train_for_languages(languages: dict[str, str], udhr_folder: Path | str = paths.UDHR) -> Engine:
-    """A study's engine: trained on the UDHR of the study's `languages` (name -> ISO code) and of every
-    language the paper's pipeline can answer with (some 160, which an answer may be in instead), each from
+    """A study's engine: trained on the UDHR of the study's `languages` (name -> ISO code), of their close
+    languages (`io.short_text_evaluation.close_neighbours`) and of every language the paper's pipeline can answer
+    with (some 160, which an answer may be in instead), each from
     `TRAINING_CHARS` characters, with every study language the UDHR has as a target. A language the UDHR
     does not have is not known to it (no target: its answers get no verdict)."""
-    declarations = udhr.paragraphs(sorted(set(languages.values()) | set(pipeline_codes())), udhr_folder)
+    close = {neighbour for code in languages.values() for neighbour in close_neighbours(code)}
+    declarations = udhr.paragraphs(sorted(set(languages.values()) | close | set(pipeline_codes())), udhr_folder)
     known = set(declarations["language"])
     targets = {name: code for name, code in sorted(languages.items()) if code in known}
     empty = pl.DataFrame(schema={"language": pl.String, "iso_code": pl.String, "text": pl.String})
     engine = train(empty, declarations, targets)
     engine.provenance |= {"udhr_version": udhr.version(udhr_folder)}
     return engine
-
-
-class EngineIdentifier:
-    """The all-languages engine as the surface stage's identifier of a study's answers: a verdict for each
-    answer whose question's language the engine knows, none for the others."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def identify(self, texts: list[str], languages: list[str], detectors: list[str]) -> list[Verdict | None]:
-        """A verdict for each text in a language the engine knows (the detectors do not count: the engine
-        judges every language itself)."""
-        return [
-            None if verdict is None else Verdict(ENGINE_NGRAM, verdict[0], {"ngram": {"margin": verdict[1]}})
-            for verdict in self.engine.identify(texts, languages)
-        ]

@@ -21,6 +21,7 @@ from ..store import append
 from . import executors
 from .executors import VerdictModels, Workers
 from .language_id_all import CHUNK_TEXTS, ENGINE_NGRAM, ENGINE_PAPER
+from .language_routing import ENGINE_LINGUA, GIVEN
 
 # Answers read at once: memory stays bounded however many answers there are.
 BATCH_ANSWERS = 20_000
@@ -34,9 +35,10 @@ _JUDGED = "q.language IN (SELECT unnest($targets)) AND s.detected_language IS NO
 PIPELINE_VERDICTS_SQL = f"""
 INSERT INTO {ANSWER_LANGUAGE_ALL.name}
 SELECT s.answer_id, s.detected_language,
-       CASE WHEN s.language_engine = '{ENGINE_NGRAM}' THEN '{ENGINE_NGRAM}'
+       CASE WHEN s.language_engine IN ('{ENGINE_NGRAM}', '{ENGINE_LINGUA}', '{GIVEN}') THEN s.language_engine
             WHEN s.detected_language IS NOT NULL THEN '{ENGINE_PAPER}' END,
-       CASE WHEN s.language_engine = '{ENGINE_NGRAM}' THEN CAST(json_extract(s.language_raw, '$.ngram.margin') AS DOUBLE) END,
+       CASE WHEN s.language_engine = '{ENGINE_NGRAM}'
+            THEN -CAST(json_extract(s.language_raw, '$.ngram.difference') AS DOUBLE) END,
        s.detected_language = l.iso_code
 {_SURFACE_ANSWERS}
 WHERE NOT ({_JUDGED}){{scope}}

@@ -1,7 +1,7 @@
 """The CaLMQA release as a study (docs/studies.md, the adapter): its tables (the study's row and
 declarations, the orders and labels of its question types, collections and resource levels, languages,
-categories, models, questions, answers, criteria and ratings, source files), loaded from a release
-folder into the database being built (docs/methods.md, section 01).
+categories, models, questions, answers, criteria and ratings), loaded from a release folder into the
+database being built (docs/methods.md, section 01; the build records its files: `pipeline.build`).
 
 The files are read and validated one dataset file at a time (`io.ingest`) and stored as they come, in
 the order of the keys; keys are numbered in SQL, so that the same release always gives the same ids.
@@ -14,7 +14,6 @@ import polars as pl
 
 from ..core.errors import Problems
 from ..io import calmqa, ingest
-from ..io.release import source_checksums
 from ..schema import TABLE_BY_NAME
 from ..store import insert
 
@@ -94,8 +93,7 @@ def _check_identities(con: duckdb.DuckDBPyConnection, datasets: Path, problems: 
 
 
 def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | None = True) -> None:
-    """Create the release's tables in `con` from the folder `source`, one dataset file at a time, and
-    the table of its files' checksums.
+    """Create the release's tables in `con` from the folder `source`, one dataset file at a time.
 
     Every problem of every file is collected first; `InputError` lists them all.
     """
@@ -177,7 +175,6 @@ def load_release(con: duckdb.DuckDBPyConnection, source: Path, progress: bool | 
     insert(con, TABLE_BY_NAME["criterion_levels"], levels)
     insert(con, TABLE_BY_NAME["ratings"], long_ratings(ratings))
     con.execute("UPDATE questions SET human_evaluated = question_id IN (SELECT question_id FROM ratings)")
-    insert(con, TABLE_BY_NAME["source_files"], source_checksums(source))
     con.execute("COMMIT")
 
 

@@ -1,7 +1,8 @@
 """A study folder's tables (docs/studies.md), loaded into the database being built: the study's row and
 declarations, the orders and labels of its question types, collections and resource levels, its
-languages (identified where the all-languages engine knows them), categories, models, questions,
-answers, criteria with their levels, ratings and metrics, and the checksums of its files.
+languages (identified where its route judges them or the researcher gave verdicts), categories, models,
+questions, answers with the researcher's own verdicts of their language, criteria with their levels,
+ratings and metrics (the build records its files: `pipeline.build`).
 
 The folder has been read and validated by `io.study.read`; keys are numbered here, in the order of the
 files (questions as they come, answers by question and then model), so that the same folder always
@@ -11,16 +12,15 @@ gives the same ids.
 import duckdb
 import polars as pl
 
-from ..io.release import sha256_uncompressed
 from ..io.study import StudyFolder
 from ..schema import TABLE_BY_NAME
 from ..store import insert
-from .language_id_all import ENGINE_NGRAM
+from .language_routing import NONE, Routing
 
 
 def study_row(study: StudyFolder) -> pl.DataFrame:
-    """What a study of your own declares: no paper, no NativQA tables, every answer's language judged by
-    the all-languages engine, no provider error but an empty answer."""
+    """What a study of your own declares: no paper, no NativQA tables, the answers' language judged as its
+    `[language_id] engine` says (`auto` by default), no provider error but an empty answer."""
     return pl.DataFrame(
         [
             {
@@ -30,7 +30,7 @@ def study_row(study: StudyFolder) -> pl.DataFrame:
                 "description": study.description,
                 "paper": None,
                 "nativqa": False,
-                "language_identification": "engine",
+                "language_identification": study.language_id_engine,
                 "provider_error_codes": [],
             }
         ],
@@ -60,23 +60,42 @@ def dimension_values(study: StudyFolder) -> pl.DataFrame:
 NOT_IMPORTED = pl.lit(None, dtype=pl.Int32)
 
 
-def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languages: set[str]) -> None:
-    """Create the study's tables in `con`; `known_languages` are the languages the all-languages engine
-    knows (`languages.identified`)."""
+def language_verdicts(study: StudyFolder, routing: Routing | None) -> pl.DataFrame:
+    """Per language of the study: whether its answers get language verdicts (`identified`: its route judges
+    it, or the researcher gave verdicts of some of its answers) and the engine of its shortest judged
+    answers (`detector`; `none` where no engine judges it). `routing`: the study's route (None: no engine)."""
+    labelled = set(
+        study.answers.filter(pl.col("answer_language").is_not_null())
+        .join(study.questions.select("question_key", "language"), on="question_key")["language"]
+        .to_list()
+    )
+    rows = []
+    for name, code in zip(study.languages["language"], study.languages["iso_code"]):
+        engines = routing.engines(code) if routing is not None else ()
+        rows.append(
+            {
+                "language": name,
+                "identified": bool(engines) or name in labelled,
+                "detector": engines[0] if engines else NONE,
+            }
+        )
+    return pl.DataFrame(rows, schema={"language": pl.String, "identified": pl.Boolean, "detector": pl.String})
+
+
+def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, routing: Routing | None) -> None:
+    """Create the study's tables in `con`; `routing`: the study's route of the short-text evaluation's
+    routing, restricted to the languages its engine knows (None: the study chose no engine)."""
     con.execute("BEGIN TRANSACTION")
     insert(con, TABLE_BY_NAME["study"], study_row(study))
     insert(con, TABLE_BY_NAME["dimension_values"], dimension_values(study))
     insert(
         con,
         TABLE_BY_NAME["languages"],
-        study.languages.with_columns(
+        study.languages.join(language_verdicts(study, routing), on="language", maintain_order="left").with_columns(
             *(
                 pl.lit(None, dtype=pl.String).alias(c)
                 for c in ("family", "branch", "morphology", "word_order", "region", "speakers")
             ),
-            identified=pl.col("language").is_in(sorted(known_languages)),
-            # A study's answers are judged by the all-languages engine alone (docs/studies.md).
-            detector=pl.lit(ENGINE_NGRAM),
             franc_code=pl.lit(None, dtype=pl.String),
         ),
     )
@@ -126,6 +145,11 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languag
         )
     )
     insert(con, TABLE_BY_NAME["answers"], answers)
+    insert(
+        con,
+        TABLE_BY_NAME["answer_language_given"],
+        answers.filter(pl.col("answer_language").is_not_null()).select("answer_id", iso_code="answer_language"),
+    )
     insert(
         con,
         TABLE_BY_NAME["criteria"],
@@ -184,14 +208,4 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, known_languag
         TABLE_BY_NAME["metric_values"],
         study.metric_values.join(keys, on=["question_key", "model"], maintain_order="left"),
     )
-    insert(con, TABLE_BY_NAME["source_files"], source_files(study))
     con.execute("COMMIT")
-
-
-def source_files(study: StudyFolder) -> pl.DataFrame:
-    """The study's files with their checksums (names within the folder)."""
-    rows = []
-    for path in study.files:
-        sha, size = sha256_uncompressed(path)
-        rows.append({"file": path.name, "sha256": sha, "bytes": size})
-    return pl.DataFrame(rows, schema={"file": pl.String, "sha256": pl.String, "bytes": pl.Int64})

@@ -12,9 +12,10 @@ codes Gemini's API returned, which the release stores as the answer's text), rep
 sequence of 20 consecutive o200k_base tokens occurs 4 or more times) or is not in the question's
 language. A provider error has no language or repetition verdict: it is neither "wrong language" nor
 clean. The language verdict is that of the identification the build's workers hold
-(`executors.VerdictModels`): the paper's pipeline (`language_id.Identifier`, CaLMQA), or the all-languages
-engine (`language_id_all.EngineIdentifier`, a study); none where the language is not identified
-(`languages.identified`).
+(`executors.VerdictModels`): the paper's pipeline (`language_id.Identifier`, CaLMQA), or a study's
+routing (`language_routing.RoutedIdentifier`: the question's language as a prior, too short to judge below
+the language's first length band), after the researcher's own verdicts (`answer_language_given`), which
+take precedence; none where the language is not identified (`languages.identified`).
 """
 
 import collections
@@ -32,6 +33,8 @@ from ..schema import ANSWER_SURFACE, NO_SURFACE_ISSUE, QUESTION_LANGUAGE_ID
 from ..store import append, create_macros, insert
 from . import executors, tokenizer
 from .executors import PROCESSES, VerdictModels, Workers
+from .language_id import Verdict
+from .language_routing import given_verdict, text_length
 
 if TYPE_CHECKING:
     import quicktok
@@ -171,26 +174,32 @@ def indicators(text: str, language: str) -> dict[str, bool]:
 
 # A part of the answers (or questions) as the workers take it: the key of the language identification
 # (`executors.VerdictModels.surface_key`), ids, texts, question languages, the detectors of those languages
-# (`languages.detector`), the study's provider error codes.
-Chunk = tuple[str, list[int], list[str], list[str], list[str], tuple[str, ...]]
+# (`languages.detector`), the researcher's own verdicts of the answers' language (`answer_language_given`;
+# None where not given), the study's provider error codes.
+Chunk = tuple[str, list[int], list[str], list[str], list[str], list[str | None], tuple[str, ...]]
 
 
 def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
     """The verdicts of a chunk of answers, as columns; it runs on the workers, with the models they
     loaded (`executors`)."""
-    identification, answer_ids, texts, languages, detectors, error_codes = chunk
+    identification, answer_ids, texts, languages, detectors, given, error_codes = chunk
     identifier, encoding = executors.surface_identifier(identification), repetition_tokenizer()
     codes = [provider_error_code(t, error_codes) for t in texts]
-    answered = [i for i, code in enumerate(codes) if code is None]
-    verdicts = dict(
+    # The researcher's own verdict takes precedence over every engine.
+    verdicts: dict[int, Verdict | None] = {
+        i: given_verdict(label) for i, label in enumerate(given) if label and codes[i] is None
+    }
+    judged = [i for i, code in enumerate(codes) if code is None and i not in verdicts]
+    verdicts |= dict(
         zip(
-            answered,
+            judged,
             identifier.identify(
-                [texts[i] for i in answered], [languages[i] for i in answered], [detectors[i] for i in answered]
+                [texts[i] for i in judged], [languages[i] for i in judged], [detectors[i] for i in judged]
             ),
         )
     )
     # Special-token strings in an answer are ordinary text, as for any text a model wrote.
+    lengths = text_length(texts)
     tokens = [np.array(encoding.encode_ordinary(t), dtype=np.uint32) for t in texts]
     repeat_counts = max_ngram_counts(tokens)
     columns: dict[str, list] = {
@@ -202,6 +211,8 @@ def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
             "language_engine",
             "language_raw",
             "detected_language",
+            "abstained",
+            "language_chars",
             "n_tokens",
             "repeat_count",
             "tokenizer",
@@ -218,7 +229,9 @@ def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
         columns["provider_error_code"].append(codes[i])
         columns["language_engine"].append(verdict.engine if verdict else None)
         columns["language_raw"].append(verdict.raw_json() if verdict else None)
-        columns["detected_language"].append(verdict.language if verdict else None)
+        columns["detected_language"].append(verdict.language if verdict and not verdict.abstained else None)
+        columns["abstained"].append(bool(verdict and verdict.abstained))
+        columns["language_chars"].append(int(lengths[i]))
         columns["n_tokens"].append(len(tokens[i]))
         columns["repeat_count"].append(0 if codes[i] else int(repeat_counts[i]))
         columns["tokenizer"].append(encoding.name)
@@ -228,8 +241,11 @@ def _chunk_verdicts(chunk: Chunk) -> dict[str, list]:
 
 
 def _chunks(rows: pl.DataFrame, key: str, workers: Workers, error_codes: tuple[str, ...] = ()) -> list[Chunk]:
-    """`rows` (columns `key`, text, language, detector) cut into chunks for the workers (`Chunk`)."""
-    rows = rows.select(key, "text", "language", "detector").with_columns(
+    """`rows` (columns `key`, text, language, detector, and given_language where the researcher gave
+    verdicts) cut into chunks for the workers (`Chunk`)."""
+    if "given_language" not in rows.columns:
+        rows = rows.with_columns(given_language=pl.lit(None, pl.String))
+    rows = rows.select(key, "text", "language", "detector", "given_language").with_columns(
         pl.col("text").fill_null(""), pl.col("text").fill_null("").str.len_bytes().alias("n_bytes")
     )
     # Longest texts first and in length order, so that chunks hold texts of similar length (langid's
@@ -244,6 +260,7 @@ def _chunks(rows: pl.DataFrame, key: str, workers: Workers, error_codes: tuple[s
             rows["text"][a:b].to_list(),
             rows["language"][a:b].to_list(),
             rows["detector"][a:b].to_list(),
+            rows["given_language"][a:b].to_list(),
             error_codes,
         )
         for a, b in zip(bounds[:-1], bounds[1:])
@@ -267,6 +284,8 @@ def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm
             "language_engine": pl.String,
             "language_raw": pl.String,
             "detected_language": pl.String,
+            "abstained": pl.Boolean,
+            "language_chars": pl.Int32,
             "n_tokens": pl.Int32,
             "repeat_count": pl.Int32,
             "tokenizer": pl.String,
@@ -310,16 +329,23 @@ def surface_verdicts(
 
 
 def _finish(verdicts: pl.DataFrame) -> pl.DataFrame:
-    """The derived verdicts: provider error, language match and correctness, repetition, surface_ok."""
+    """The derived verdicts: provider error, language match, correctness and abstention, repetition,
+    surface_ok. An answered text in an identified language without a language (too short to judge, or no
+    engine and no verdict of the researcher) is abstained on: counted apart, never as wrong."""
     match = pl.col("detected_language") == pl.col("iso_code")
     correct = pl.when(pl.col("identified")).then(pl.col("language_match"))
+    abstained = (
+        pl.when(pl.col("provider_error"))
+        .then(None)
+        .otherwise(pl.col("abstained") | (pl.col("identified") & pl.col("detected_language").is_null()))
+    )
     return (
         verdicts.with_columns(
             language_match=match,
             repetition=pl.col("repeat_count") >= REPETITION_MIN_COUNT,
             provider_error=pl.col("provider_error_code").is_not_null(),
         )
-        .with_columns(language_correct=correct)
+        .with_columns(language_correct=correct, language_abstained=abstained)
         .pipe(_with_surface_ok)
         .select(ANSWER_SURFACE.column_names())
         .sort("answer_id")
@@ -338,8 +364,9 @@ def _with_surface_ok(verdicts: pl.DataFrame) -> pl.DataFrame:
 
 
 MODEL_ANSWERS_SQL = """
-SELECT a.answer_id, a.text, q.language, l.iso_code, l.identified, l.detector
+SELECT a.answer_id, a.text, q.language, l.iso_code, l.identified, l.detector, g.iso_code AS given_language
 FROM answers a JOIN questions q USING (question_id) JOIN languages l ON l.language = q.language
+LEFT JOIN answer_language_given g USING (answer_id)
 WHERE NOT a.is_human AND a.answer_id IN (SELECT unnest($answer_ids))
 ORDER BY a.answer_id
 """
@@ -370,7 +397,7 @@ ORDER BY q.question_id
 def _question_chunk(chunk: Chunk) -> tuple[list, ...]:
     """The verdicts of a chunk of questions (`Chunk`): ids, engines, raw verdicts and detected languages.
     It runs on the workers, like `_chunk_verdicts`."""
-    identification, question_ids, texts, languages, detectors, _ = chunk
+    identification, question_ids, texts, languages, detectors, _, _ = chunk
     verdicts = executors.surface_identifier(identification).identify(texts, languages, detectors)
     # (a study's engine gives no verdict in a language it has no model of: nulls, as for an answer)
     return (

@@ -11,7 +11,11 @@ by the spec and a seeded generator, and `plant` returns what was planted:
   (`repetitive`) and that are empty (`empty`), chosen among the cell's questions in order;
 - the category of every question, from a distribution per language (`category_counts`);
 - the ratings of each criterion: a cumulative logit model with a log-odds effect per model
-  (`model_effects`), a random intercept per question and one per annotator;
+  (`model_effects`), a random intercept per question and one per annotator; with several annotators per
+  answer (`annotators_per_answer`), each gives the answer's level with probability `rating_agreement`
+  and otherwise a level drawn afresh from the language's distribution of levels, which plants
+  Krippendorff's alpha at `rating_agreement` squared (`Planted.alpha`: two ratings of an answer are
+  then the same level with that probability, and otherwise as far apart as two independent ratings);
 - a continuous metric (`score`, 0 to 1, higher is better) whose mean differs by collection
   (`collection_shift`), and a 0/1 metric (`flawed`, lower is better) whose share does.
 """
@@ -71,6 +75,10 @@ class StudySpec:
     question_sd: float = 0.5
     annotator_sd: float = 0.3
     annotators: int = 2
+    # How many annotators rate each rated answer (the language's and the next ones, in turn), and how
+    # often each gives the answer's own level rather than one drawn afresh (see the module's docstring).
+    annotators_per_answer: int = 1
+    rating_agreement: float = 1.0
     rated_languages: int | None = None  # the first n languages are rated (None: all)
     rated_questions: int | None = None  # ... and of each, the first n questions (None: all)
     # Metrics: the score's mean per model, and how much lower it is on the second collection.
@@ -93,6 +101,7 @@ class Planted:
     category_counts: dict[str, dict[str, int]]  # language -> category -> questions
     model_effects: dict[str, float]
     collection_shift: float
+    alpha: float | None = None  # Krippendorff's alpha of the ratings, where answers have several annotators
 
 
 def category_counts(spec: StudySpec) -> dict[str, dict[str, int]]:
@@ -137,6 +146,11 @@ def _repetitive(text: str) -> str:
 
 def write_study(folder: Path | str, spec: StudySpec, udhr_folder: Path | str = paths.UDHR) -> Planted:
     """Write the study of `spec` into `folder` (created; its files replaced) and return what was planted."""
+    if not 1 <= spec.annotators_per_answer <= spec.annotators:
+        raise ValueError(
+            f"study {spec.name!r}: annotators_per_answer {spec.annotators_per_answer} must be between 1 and "
+            f"the number of annotators, {spec.annotators}"
+        )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(spec.seed)
@@ -152,11 +166,26 @@ def write_study(folder: Path | str, spec: StudySpec, udhr_folder: Path | str = p
     answers: list[list] = []
     ratings: list[list] = []
     metric_rows: list[list] = []
-    planted = Planted({}, {}, {}, spec.questions_per_language, counts, dict(spec.model_effects), spec.collection_shift)
+    several = spec.annotators_per_answer > 1
+    planted = Planted(
+        {},
+        {},
+        {},
+        spec.questions_per_language,
+        counts,
+        dict(spec.model_effects),
+        spec.collection_shift,
+        spec.rating_agreement**2 if several and spec.with_ratings else None,
+    )
     kinds, collections = spec.question_types, spec.collections
     rated = spec.languages[: spec.rated_languages] if spec.rated_languages else spec.languages
     annotator_of = {language.name: f"annotator-{i % spec.annotators + 1}" for i, language in enumerate(rated)}
     annotator_effect = {a: rng.normal(0, spec.annotator_sd) for a in sorted(set(annotator_of.values()))}
+    # the annotators of each rated language's answers: its own, then the next ones in turn
+    annotators_of = {
+        language.name: [f"annotator-{(i + j) % spec.annotators + 1}" for j in range(spec.annotators_per_answer)]
+        for i, language in enumerate(rated)
+    }
     thresholds = {name: _thresholds(len(levels)) for name, levels in spec.criteria.items()}
     for language in spec.languages:
         own = texts[language.source]
@@ -185,7 +214,18 @@ def write_study(folder: Path | str, spec: StudySpec, udhr_folder: Path | str = p
                     latent = spec.model_effects.get(model, 0.0) + question_effect + annotator_effect[annotator]
                     for criterion, levels in spec.criteria.items():
                         level = _ordinal(rng, latent, thresholds[criterion])
-                        ratings.append([key, model, annotator, criterion, levels[level]])
+                        if not several:
+                            ratings.append([key, model, annotator, criterion, levels[level]])
+                            continue
+                        for other in annotators_of[language.name]:
+                            given = level
+                            if rng.random() >= spec.rating_agreement:
+                                # a level of the language's distribution: a random model's answer to a
+                                # new question, as the language's annotator rates it
+                                fresh = spec.model_effects.get(spec.models[rng.integers(len(spec.models))], 0.0)
+                                fresh += rng.normal(0, spec.question_sd) + annotator_effect[annotator]
+                                given = _ordinal(rng, fresh, thresholds[criterion])
+                            ratings.append([key, model, other, criterion, levels[given]])
                 if spec.with_metrics:
                     second = collection == collections[-1] and len(collections) > 1
                     mean = spec.score_means.get(model, 0.6) - (spec.collection_shift if second else 0.0)

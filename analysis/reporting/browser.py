@@ -78,7 +78,14 @@ LAYOUT_JS = """
     const box = place.getBoundingClientRect();
     const inner = box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
     const right = Math.min(inner, document.documentElement.clientWidth);
-    const rect = drawn ? drawn.getBoundingClientRect() : null;
+    // A chart that scrolls sideways in a box of its own (itself, or a box between it and its place) fits
+    // when the box does; its text keeps its size.
+    let scroller = el;
+    while (scroller && scroller !== place && !['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)) {
+      scroller = scroller.parentElement;
+    }
+    const scrolls = scroller && scroller !== place;
+    const rect = drawn ? (scrolls ? scroller : drawn).getBoundingClientRect() : null;
     const sizes = drawn && drawn.tagName.toLowerCase() === 'svg'
       ? Array.from(drawn.querySelectorAll('text'))
           .filter(t => t.textContent.trim() && t.getBBox().width > 0)
@@ -381,7 +388,13 @@ class Chromium:
                 report.console_errors.append(f"{entry.get('text')} {entry.get('url', '')}".strip())
             elif method == "Network.requestWillBeSent":
                 request_url = params.get("request", {}).get("url", "")
-                if request_url != report.url and not request_url.startswith(("data:", "blob:", "about:")):
+                # A file of the report's own folder (the drill-down's answers) is read from the disk, not requested.
+                beside = request_url.startswith(report.url.rsplit("/", 1)[0] + "/")
+                if (
+                    request_url != report.url
+                    and not beside
+                    and not request_url.startswith(("data:", "blob:", "about:"))
+                ):
                     report.requests.append(request_url)
 
 

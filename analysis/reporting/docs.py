@@ -5,7 +5,9 @@
 - `docs/notebooks.md`: every notebook, from the notebook itself: what it shows (its opening text), its
   sections, its parameters with their defaults and comments; and the files it writes (with the caption
   of each table, `viz/tables.py`), from the manifest its last run of `make figures` wrote
-  (`build/executed/NAME.manifest.json`, `reporting.run.write_manifest`);
+  (`build/executed/NAME.manifest.json`, `reporting.run.write_manifest`): before `make figures` has run a
+  notebook here, its list is kept from the page as it was (or its entry says the files are not listed yet),
+  and `make docs` says which;
 - `docs/performance.md`: the benchmarks' latest results, from bench/results/ (`make bench`,
   `make bench-surface`, `make check-tokenizer`), and how to run the build on a cluster.
 
@@ -19,7 +21,6 @@ from pathlib import Path
 
 from .. import schema, store
 from ..core import files, paths
-from ..core.errors import Failure
 from ..io import bench
 from ..viz import tables
 from . import run
@@ -83,9 +84,9 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def manifests(folder: Path = MANIFESTS) -> dict[str, dict]:
-    """The manifest of every notebook `make figures` runs, by name, from `folder`; a clear error naming
-    what to run when one is missing or unreadable."""
+def manifests(folder: Path = MANIFESTS) -> tuple[dict[str, dict], list[str]]:
+    """The manifest of every notebook `make figures` runs, by name, from `folder`, and the names of those
+    whose manifest is missing or unreadable (`make figures` has not run them here)."""
     found, missing = {}, []
     for name in run.notebook_names():
         path = run.manifest_path(Path(folder) / f"{name}.ipynb")
@@ -93,13 +94,35 @@ def manifests(folder: Path = MANIFESTS) -> dict[str, dict]:
             found[name] = json.loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError):
             missing.append(name)
-    if missing:
-        raise Failure(
-            f"docs/notebooks.md lists the files each notebook's run wrote, from its manifest in {folder}/, and "
-            f"{len(missing)} are missing or unreadable ({', '.join(missing)}): run `make figures` first, then "
-            "`make docs`"
-        )
-    return found
+    return found, missing
+
+
+# A notebook's list of files on the notebooks page: its opening line and the lines of the list.
+_WRITES = re.compile(r"^Writes into `figures/([^/`]+)/`.*\n(?:- .*\n)*", re.MULTILINE)
+NO_RUN = (
+    "The files it writes are listed from the manifest of its run by `make figures` ({manifest}), which this "
+    "checkout does not have: run `make figures`, then `make docs`."
+)
+
+
+def listed_files(page: str) -> dict[str, str]:
+    """Each notebook's list of files on a notebooks page (docs/notebooks.md), as the page gives it: what
+    `make docs` keeps for a notebook whose run's manifest it lacks."""
+    return {m.group(1): m.group(0).rstrip("\n") for m in _WRITES.finditer(page)}
+
+
+def missing_runs_note(missing: list[str], kept: list[str]) -> str:
+    """What `make docs` tells whoever runs it before `make figures`: which notebooks' lists of files it
+    kept from the page it replaced and which the page says are not known yet."""
+    if not missing:
+        return ""
+    said = [name for name in missing if name not in kept]
+    parts = [f"docs/notebooks.md: no manifest of the runs of {len(missing)} notebook(s) by `make figures`"]
+    if kept:
+        parts.append(f"the lists of files of {', '.join(kept)} are kept from the page as it was")
+    if said:
+        parts.append(f"the page says the files of {', '.join(said)} are not listed yet")
+    return "; ".join(parts) + ". Run `make figures`, then `make docs`, to list them from the runs."
 
 
 def outputs_list(manifest: dict) -> list[str]:
@@ -120,8 +143,9 @@ def outputs_list(manifest: dict) -> list[str]:
     return lines
 
 
-def notebook_entry(path: Path, manifest: dict | None = None) -> str:
-    """The page's entry of the notebook at `path`; the files it writes from `manifest`, its last run's."""
+def notebook_entry(path: Path, manifest: dict | None = None, without_run: str | None = None) -> str:
+    """The page's entry of the notebook at `path`; the files it writes from `manifest`, its last run's, or
+    when `make figures` has not run it here, `without_run` (the list the page had, or a sentence saying so)."""
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
@@ -189,12 +213,26 @@ def notebook_entry(path: Path, manifest: dict | None = None) -> str:
             *outputs,
             "",
         ]
+    elif without_run:
+        lines += [without_run, ""]
     return "\n".join(lines)
 
 
-def notebooks_page(notebooks: Path = paths.NOTEBOOKS, manifests_folder: Path = MANIFESTS) -> str:
-    runs = manifests(manifests_folder)
-    entries = [notebook_entry(p, runs.get(p.stem)) for p in sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))]
+def notebooks_page(notebooks: Path = paths.NOTEBOOKS, manifests_folder: Path = MANIFESTS, previous: str = "") -> str:
+    """The notebooks page. A notebook whose run's manifest is missing (`make figures` has not run it here)
+    keeps its list of files from `previous` (the page this one replaces), or its entry says that the list
+    needs `make figures` (`notebooks_note` tells whoever runs `make docs` which)."""
+    runs, missing = manifests(manifests_folder)
+    listed = listed_files(previous)
+    without_run = {
+        name: listed.get(name)
+        or NO_RUN.format(manifest=f"`{run.manifest_path(Path(manifests_folder) / f'{name}.ipynb').name}`")
+        for name in missing
+    }
+    entries = [
+        notebook_entry(p, runs.get(p.stem), without_run.get(p.stem))
+        for p in sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))
+    ]
     return (
         "\n".join(
             [
@@ -214,6 +252,15 @@ def notebooks_page(notebooks: Path = paths.NOTEBOOKS, manifests_folder: Path = M
         ).rstrip()
         + "\n"
     )
+
+
+def notebooks_note(manifests_folder: Path = MANIFESTS, previous: str = "") -> str:
+    """What `make docs` tells whoever runs it before `make figures` (empty when every run's manifest is
+    there): which notebooks' lists of files the page keeps from `previous`, and which it says are not
+    listed yet."""
+    _, missing = manifests(manifests_folder)
+    listed = listed_files(previous)
+    return missing_runs_note(missing, [name for name in missing if name in listed])
 
 
 def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
@@ -293,7 +340,9 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "",
             "- `DASK=local:N` starts a cluster of N worker processes (one thread each) on this machine for the "
             "build, and its scheduler in a process of its own (not in the driver's, where `LocalCluster` would "
-            "run it, holding the texts in flight), and stops them afterwards.",
+            "run it, holding the texts in flight), and stops them afterwards. N is at most the machine's cores "
+            "(`executors.local_workers`): more would only take turns on them, each process with its own copy "
+            "of the models, so `local:24` on 2 cores starts 2 and says so.",
             "- `DASK=tcp://host:8786` uses a running cluster. On one machine, `dask scheduler` (port 8786; its "
             "dashboard on 8787 when bokeh is installed); on each worker machine, "
             "`dask worker tcp://host:8786 --nworkers N --nthreads 1`, one process per core, since the verdicts are "
@@ -314,6 +363,15 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "nanny restarts the dead process). A scheduler that cannot be reached within 10 s, that has no "
             "worker, or that goes away during the build ends it with one message naming its address, exit "
             "status 2, and the previous database byte-identical.",
+            "- No wait on the network is without a deadline. Before any client is made, a port where nothing "
+            "listens is told within 10 s and the scheduler must answer Dask's handshake within 20 s "
+            "(`dask_executor._probe`): a port that "
+            "accepts and never answers, or a server that answers with something else than Dask, is one message "
+            "naming the address (distributed itself waits for the handshake without a deadline). Every question "
+            "the driver then asks the scheduler (the workers' versions, their threads, the plugin) has "
+            "60 s, and while the verdicts are awaited the driver asks every "
+            "30 s whether the scheduler still answers: a chunk may take long, a "
+            "scheduler that stops answering ends the build.",
             "",
             "`make bench` builds the snapshot and each synthetic release on `DASK=local:2` right after building it "
             "on the forked processes, on the same machine and in the same run, and sets the two side by side: the ratio of the "
@@ -387,9 +445,13 @@ def readme_with_counts(text: str) -> str:
     return f"{before}{CLAIM_COUNTS_BEGIN}\n{claim_counts()}\n{CLAIM_COUNTS_END}{after}"
 
 
-def write_all(out: Path = paths.DOCS) -> list[Path]:
-    """Every generated page, and the README's counts of the claims; none when one cannot be made (the
-    notebooks' page without the runs' manifests)."""
-    texts = {name: page() for name, page in PAGES.items()}
-    pages = [files.write_text(out / name, text) for name, text in texts.items()]
-    return [*pages, files.write_text(README, readme_with_counts(README.read_text(encoding="utf-8")))]
+def write_all(out: Path = paths.DOCS) -> tuple[list[Path], str]:
+    """Every generated page, and the README's counts of the claims; with a note when the notebooks' page
+    lacks the manifests of some runs (`notebooks_note`: their lists of files are kept or said missing)."""
+    previous_path = out / "notebooks.md"
+    previous = previous_path.read_text(encoding="utf-8") if previous_path.is_file() else ""
+    pages = {**PAGES, "notebooks.md": lambda: notebooks_page(previous=previous)}
+    texts = {name: page() for name, page in pages.items()}
+    note = notebooks_note(previous=previous)
+    written = [files.write_text(out / name, text) for name, text in texts.items()]
+    return [*written, files.write_text(README, readme_with_counts(README.read_text(encoding="utf-8")))], note

@@ -5,12 +5,12 @@ index, the previous and the next report, its sections, the papers' figures and t
 linked to its place on arXiv), the methods page and every report. Its `<title>` is the notebook's title.
 Cells tagged `notebook-only` (text for whoever runs the notebook: what a parameter does) are left out.
 
-A report reads on its own, sent to someone with the HTML file and the folders beside it: its mentions of
-the methods link to `methods.html` (written with the index from docs/methods.md), its figures and tables
-to their files, and a print stylesheet prints the report without its navigation."""
+A report reads on its own, sent to someone with the reports folder: its mentions of the methods link to
+`methods.html` (written with the index from docs/methods.md), its figures and tables to the copies of
+their files in the folder (`files/<notebook>/`), and a print stylesheet prints the report without its
+navigation."""
 
 import html
-import os
 import re
 from pathlib import Path
 
@@ -18,8 +18,8 @@ from ..analyses import paper_items
 from ..core import files
 from ..core.text import inert
 from ..io.paper import PAPER_NAMES
-from ..viz import export
-from . import provenance
+from ..viz import export, tables
+from . import drilldown, provenance
 
 # The tag of cells that speak to whoever runs the notebook (its parameters), not to the report's reader.
 NOTEBOOK_ONLY = "notebook-only"
@@ -29,6 +29,9 @@ INDEX_PAGE = "index.html"
 TOC_MIN_SECTIONS = 2
 
 METHODS_PAGE = "methods.html"
+# The folder beside the reports that holds a copy of every report's figure and table files
+# (`files/<notebook>/<name>.csv`), which the reports link to.
+REPORT_FILES = "files"
 # At least this wide, a window shows the navigation as a sidebar beside the report; narrower, above it.
 SIDEBAR_MIN_WIDTH = 1280
 
@@ -58,8 +61,16 @@ STYLE = """<style>
   h1, h2, h3 { break-after: avoid; }
   a[href^="http"]::after { content: " (" attr(href) ")"; font-size: 0.8em; overflow-wrap: anywhere; }
   .calmqa-chart svg { max-width: 100%%; height: auto; }
+  .%(scrolled)s { max-height: none !important; overflow: visible !important; }
 }
-</style>""" % {"wide": SIDEBAR_MIN_WIDTH}  # noqa: UP031 - CSS braces would need escaping in a format string
+</style>""" % {"wide": SIDEBAR_MIN_WIDTH, "scrolled": tables.SCROLLED_TABLE_CLASS}  # noqa: UP031 - CSS braces would need escaping in a format string
+
+
+# Printed, a report shows what its folds hold (a closed fold would print as its line alone).
+PRINT_OPENS_FOLDS = (
+    '<script>window.addEventListener("beforeprint", function () {'
+    ' document.querySelectorAll("details").forEach(function (d) { d.open = true; }); });</script>\n'
+)
 
 
 def _report_exporter():
@@ -215,13 +226,13 @@ def methods_anchor(section: str) -> str:
     return f"methods-{section}"
 
 
-def link_files(body: str, html_path: Path, figures_root: Path) -> str:
-    """The links a notebook wrote to files under the figures folder (`viz.export.figures_link`), made
-    relative to the report at `html_path`: they work wherever the two folders are moved together."""
-    relative = Path(os.path.relpath(Path(figures_root).resolve(), Path(html_path).resolve().parent)).as_posix()
+def link_files(body: str) -> str:
+    """The links a notebook wrote to files of its figures folder (`viz.export.figures_link`, `NOTEBOOK/NAME.csv`)
+    as links to their copies in the report's own folder (`REPORT_FILES`), so that the reports folder keeps
+    every link when it is copied or sent on its own."""
     return re.sub(
         rf'{export.FIGURES_LINK}="([^"]*)"',
-        lambda m: f'href="{inert(relative, "html")}/{m.group(1)}"',
+        lambda m: f'href="{REPORT_FILES}/{m.group(1)}"',
         body,
     )
 
@@ -230,13 +241,12 @@ def to_html(
     executed: Path,
     html_path: Path,
     record: dict | None = None,
-    figures_root: Path | None = None,
     reports: list[tuple[str, str]] | None = None,
 ) -> None:
     """A self-contained report of an executed notebook: code and `notebook-only` cells hidden, no script
     or style from the network, its title, its provenance (given `record`), its navigation (`sidebar`:
     `reports` are every report, in reading order, with a label), links to the methods page and to the
-    files of its figures and tables beside it (under `figures_root`)."""
+    files of its figures and tables in the reports folder (`link_files`)."""
     import nbformat
 
     notebook = nbformat.read(executed, as_version=4)
@@ -246,9 +256,8 @@ def to_html(
     )
     navigation = sidebar(html_path.stem, body, reports or [], paper_items_shown(notebook, title))
     body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + "\n" + header(record) + navigation, body, count=1)
-    if figures_root is not None:
-        body = link_files(body, html_path, figures_root)
-    files.write_text(html_path, link_methods(body))
+    body = body.replace("</head>", drilldown.head_html() + PRINT_OPENS_FOLDS + "</head>", 1)
+    files.write_text(html_path, link_methods(link_files(body)))
 
 
 def paper_items_shown(notebook, title: str) -> list[tuple[str, str, str]]:

@@ -4,7 +4,9 @@ provenance for the page: when the reports were built, from which git commit and 
 report built from another says so in its entry.
 
 Built from the provenance each report carries (`reporting.provenance`), so it lists whatever reports
-exist, present and future. `python -m analysis index` writes it (`make figures` runs it last).
+exist, present and future, and the reports whose last run failed, marked with the reason (the notes
+`make figures` keeps going past: `run.failures`). `python -m analysis index` writes it (`make figures`
+runs it last) and then ends with exit status 2 when a report failed.
 """
 
 import base64
@@ -14,9 +16,9 @@ from pathlib import Path
 
 from ..core import files, paths
 from ..core.text import inert
-from . import provenance
+from . import drilldown, provenance
 from .html import METHODS_PAGE, markdown_to_html, methods_anchor
-from .run import REPRODUCTION_NOTEBOOK, reading_order
+from .run import REPRODUCTION_NOTEBOOK, claim_outputs, failures, reading_order, report_labels
 
 THUMBNAIL_WIDTH = 360
 INDEX_NAME = "index.html"
@@ -52,11 +54,14 @@ h1 {{ font-size: 1.6em; }}
 .report .no-figure {{ width: {width}px; flex: none; color: #777; font-style: italic; }}
 .report h2 {{ font-size: 1.2em; margin: 0 0 0.4em 0; }}
 .meta {{ font-size: 0.8em; color: #8a4600; }}
+.failed-mark, .failures {{ color: #b00020; }}
+.failed-mark {{ font-size: 0.75em; border: 1px solid #b00020; border-radius: 3px; padding: 0 0.3em; vertical-align: middle; }}
 </style>
 </head>
 <body>
 <h1>{page_title}</h1>
 {headline}
+{failures}
 {provenance}
 {entries}
 </body>
@@ -71,6 +76,41 @@ ENTRY = """<div class="report">
 {meta}
 </div>
 </div>"""
+
+
+FAILED_ENTRY = """<div class="report">
+<div class="no-figure">no report: its last run failed</div>
+<div>
+<h2>{title} <span class="failed-mark">failed</span></h2>
+<p class="failures">{reason}</p>
+<p class="meta">{executed}<code>make figures</code> runs it again.</p>
+</div>
+</div>"""
+
+
+def failed_entry(note: dict) -> str:
+    """The entry of a report whose last run failed: its title, the one-line reason and where the executed
+    notebook with the traceback is."""
+    executed = note.get("executed")
+    return FAILED_ENTRY.format(
+        title=inert(note.get("title") or note.get("notebook", "?"), "html"),
+        reason=inert(note.get("reason", "it failed"), "html"),
+        executed=f"The executed notebook, with the traceback: <code>{inert(executed, 'html')}</code>. "
+        if executed
+        else "",
+    )
+
+
+def failures_block(failed: dict[str, dict]) -> str:
+    """One sentence above the entries when reports failed."""
+    if not failed:
+        return ""
+    names = ", ".join(inert(note.get("title") or name, "html") for name, note in failed.items())
+    noun = "report" if len(failed) == 1 else "reports"
+    return (
+        f'<p class="failures">{len(failed)} {noun} could not be built this time ({names}): each is marked below '
+        "with the reason, and the other reports are complete.</p>"
+    )
 
 
 def thumbnail(png: Path, width: int = THUMBNAIL_WIDTH) -> str:
@@ -171,7 +211,7 @@ def entry(report_path: Path, record: dict, figures_root: Path, shared: tuple | N
     )
 
 
-def _study(db_path: Path | None):
+def study_of(db_path: Path | None):
     """The study of the database the reports were built from, or None (no database named, or none there)."""
     if db_path is None or not db_path.is_file():
         return None
@@ -206,14 +246,17 @@ nav {{ font-size: 0.9em; border-left: 3px solid #ccc; padding: 0.3em 1em; }}
 </html>
 """
 # A methods heading `## 03 Surface quality`: its number is the section's anchor (`html.methods_anchor`).
-_METHODS_SECTION = re.compile(r'<h2 id="[^"]*">(\d\d)\b')
+_METHODS_SECTION = re.compile(r'<h2 id="([^"]*)">(\d\d)\b')
 
 
 def write_methods(reports_root: Path, source: Path = METHODS_SOURCE) -> Path:
     """reports/methods.html: docs/methods.md as a page beside the reports, which link to its sections,
     so that a report sent on its own keeps its methods."""
     body = markdown_to_html(source.read_text(encoding="utf-8"))
-    body = _METHODS_SECTION.sub(lambda m: f'<h2 id="{methods_anchor(m.group(1))}">{m.group(1)}', body)
+    # The heading's own anchor link (nbconvert's, to the id it gave the heading) follows it to the new id.
+    renamed = {m.group(1): methods_anchor(m.group(2)) for m in _METHODS_SECTION.finditer(body)}
+    body = _METHODS_SECTION.sub(lambda m: f'<h2 id="{renamed[m.group(1)]}">{m.group(2)}', body)
+    body = re.sub(r'href="#([^"]*)"', lambda m: f'href="#{renamed.get(m.group(1), m.group(1))}"', body)
     sections = re.findall(r'<h2 id="([^"]+)">(.*?)<a class="anchor-link"', body)
     contents = "".join(f'<li><a href="#{a}">{t}</a></li>' for a, t in sections)
     page = METHODS.format(
@@ -222,33 +265,58 @@ def write_methods(reports_root: Path, source: Path = METHODS_SOURCE) -> Path:
     return files.write_text(reports_root / METHODS_PAGE, page)
 
 
+def _reports(reports_root: Path) -> dict[str, Path]:
+    """The reports in `reports_root`, by notebook."""
+    return {
+        p.stem: p
+        for p in reports_root.glob("*.html")
+        if p.name not in (INDEX_NAME, METHODS_PAGE) and not p.name.startswith(".")
+    }
+
+
+def failed_reports(reports_root: Path, build_root: Path, study=None) -> dict[str, dict]:
+    """The notes of the reports the study gets (every report, without a study) whose last run failed, in
+    reading order: a note of the output folder whose `build/` is `build_root` (`run.failures`) for a report
+    that is not there (a later success removes the note)."""
+    expected = {name for name, _ in report_labels(study=study)}
+    found, noted = _reports(reports_root), failures(build_root)
+    return {name: noted[name] for name in reading_order(list(noted)) if name in expected and name not in found}
+
+
 def write_index(
     reports_root: Path = paths.REPORTS,
     figures_root: Path = paths.FIGURES,
     out: Path | None = None,
     db_path: Path | None = None,
+    build_root: Path | None = None,
 ) -> Path:
     """Write the index of every report in `reports_root`, titled after the study of `db_path` when it
     is one of your own (else the CaLMQA study's page), and the methods page beside them; returns the
-    index's path."""
+    index's path. With the output folder's `build_root`, the reports whose last run failed are marked
+    (`failed_reports`), and the folder must hold the database's study (`run.claim_outputs`)."""
     out = out or reports_root / INDEX_NAME
-    # The reproduction report first: its summary says how much of the two papers the suite reproduces.
-    found = {
-        p.stem: p
-        for p in reports_root.glob("*.html")
-        if p.name not in (INDEX_NAME, METHODS_PAGE) and not p.name.startswith(".")
-    }
-    pages = [found[name] for name in reading_order(list(found))]
+    if db_path is not None and build_root is not None:
+        claim_outputs(db_path, build_root)
+    found = _reports(reports_root)
+    study = study_of(db_path)
+    failed = failed_reports(reports_root, build_root, study) if build_root is not None else {}
     write_methods(reports_root)
-    records = {p.stem: provenance.read(p) or {} for p in pages}
+    if db_path is not None:
+        drilldown.write_for(reports_root, db_path)
+    records = {name: provenance.read(path) or {} for name, path in found.items()}
     shared = shared_build(list(records.values()))
-    study = _study(db_path)
     own = study is not None and not study.paper
+    # The reproduction report first: its summary says how much of the two papers the suite reproduces.
+    entries = [
+        entry(found[name], records[name], figures_root, shared) if name in found else failed_entry(failed[name])
+        for name in reading_order([*found, *failed])
+    ]
     body = PAGE.format(
         width=THUMBNAIL_WIDTH,
         page_title=inert(f"{study.title}: reports" if own else "CaLMQA analysis reports", "html"),
         headline=study_headline(records, study) if own else headline(records),
+        failures=failures_block(failed),
         provenance=provenance_block(list(records.values())),
-        entries="\n".join(entry(p, records[p.stem], figures_root, shared) for p in pages),
+        entries="\n".join(entries),
     )
     return files.write_text(out, body)

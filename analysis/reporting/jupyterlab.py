@@ -27,10 +27,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core import paths
 from .browser import BrowserError, Chromium
+from .run import EXPLORER, opened_on, study_of
 
-EXPLORER = "00_explore"
 # JupyterLab's settings for a driven session: nothing fetched from the network, nothing written to
 # the user's own settings or workspaces.
 CONFIG = """
@@ -65,7 +64,8 @@ DRAWN_JS = """(() => {
 # The centre of the overview's cell of a model, a language and a question type, in the window's
 # coordinates, scrolled into view; null when the chart has no such cell.
 CELL_CENTRE_JS = """((model, language, questionType) => {
-  const wanted = ['model_name: ' + model, 'language: ' + language + ';', 'question_type: ' + questionType];
+  // A cell's description names its fields by their tooltip titles (`viz.heatmap.TOOLTIP_TITLES`).
+  const wanted = ['Model: ' + model, 'Language: ' + language + ';', 'Question type: ' + questionType];
   const marks = Array.from(document.querySelectorAll('.jp-OutputArea-output .vega-embed svg.marks .mark-rect path'))
     .filter(p => { const label = (p.getAttribute('aria-label') || '') + ';'; return wanted.every(w => label.includes(w)); });
   if (!marks.length) { return null; }
@@ -171,20 +171,9 @@ class JupyterLab:
 
 def prepare_explorer(folder: Path, db_path: Path, page_size: int = 3) -> Path:
     """A copy of the explorer's notebook in `folder`, its parameters set to `db_path` (Papermill's
-    parameter cell, not run), and the kernel's working folder beside the package; returns its path."""
-    import papermill
-
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{EXPLORER}.ipynb"
-    papermill.execute_notebook(
-        str(paths.NOTEBOOKS / f"{EXPLORER}.ipynb"),
-        str(target),
-        parameters={"db_path": str(Path(db_path).resolve()), "output_dir": str(folder / "out"), "page_size": page_size},
-        prepare_only=True,
-        kernel_name=paths.KERNEL_NAME,
-        progress_bar=False,
-    )
-    return target
+    parameter cell, not run); returns its path."""
+    parameters = {"db_path": Path(db_path), "output_dir": folder / "out", "page_size": page_size}
+    return opened_on(EXPLORER, folder, parameters, study_of(Path(db_path)).paper)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,9 @@ import uuid
 import polars as pl
 
 from ..core import files, paths
+from ..core.text import script_json
 from ..viz import export, tables
+from ..viz.charts import DRILL_META
 from ..viz.theme import FIGURE_META, HIGHLIGHT, PICK, altair
 
 _bundle_emitted = False
@@ -44,7 +46,12 @@ LINK_SCRIPT = """
 })();
 """ % {"pick": json.dumps(PICK), "highlight": json.dumps(HIGHLIGHT)}  # noqa: UP031 - JavaScript braces would need escaping in a format string
 
-CHART_TEMPLATE = """<div id="%(id)s" class="calmqa-chart"></div>
+# A chart keeps its size whatever its place (its cells and text never shrink under their size, the 9 px
+# floor of `theme.SCREEN_LABEL_SIZE` included): a chart wider than its place scrolls sideways in its own
+# box, as a wide table does, instead of being scaled down (JupyterLab's and nbconvert's `max-width:
+# 100%` on an SVG) or spilling over the page.
+CHART_TEMPLATE = """<style>@media screen { .calmqa-chart svg.marks { max-width: none !important; } }</style>
+<div id="%(id)s" class="calmqa-chart" style="overflow-x: auto; max-width: 100%%;"></div>
 <script type="text/javascript">
 (function () {
   var element = document.getElementById(%(id_json)s);
@@ -57,7 +64,10 @@ CHART_TEMPLATE = """<div id="%(id)s" class="calmqa-chart"></div>
     return;
   }
   vegaEmbed(element, %(spec)s, %(options)s)
-    .then(function (result) { if (window.calmqaLink) { window.calmqaLink(result.view); } })
+    .then(function (result) {
+      if (window.calmqaLink) { window.calmqaLink(result.view); }
+      if (window.calmqaDrillable && %(drill)s) { window.calmqaDrillable(result.view, element, %(drill)s); }
+    })
     .catch(fail);
 })();
 </script>"""
@@ -69,20 +79,6 @@ EMBED_OPTIONS = {
     "renderer": "svg",
     "actions": {"export": True, "source": False, "compiled": False, "editor": False},
 }
-
-
-def script_json(value) -> str:
-    """JSON that is safe inside a <script> element whatever strings it holds (no `</script>` can end it)."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=False)
-    for char, escaped in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escaped)
-    return text
 
 
 def _offline_html_renderer(spec: dict, **metadata) -> dict:
@@ -99,6 +95,8 @@ def _offline_html_renderer(spec: dict, **metadata) -> dict:
         "id_json": json.dumps(chart_id),
         "spec": script_json(spec),
         "options": json.dumps(EMBED_OPTIONS),
+        # The fields of a cell the report's drill-down opens (`reporting.drilldown`), or null.
+        "drill": script_json((spec.get("usermeta") or {}).get(DRILL_META)),
     }
     figure = (spec.get("usermeta") or {}).get(FIGURE_META)
     if figure:
@@ -154,3 +152,29 @@ def titled(title: str, summary: str):
     from IPython.display import Markdown
 
     return Markdown(f"# {title}\n\n{summary}")
+
+
+def folded(summary: str, *shown, open_: bool = False):
+    """What a report shows on demand: `shown` (tables, charts, Markdown) inside a fold whose line reads
+    `summary` (Markdown, inline), closed unless `open_`. A long report keeps its secondary material
+    behind such lines, so that a reader sees every section's head at a glance; printed, a fold shows
+    whole (the reports' print stylesheet)."""
+    from IPython.display import HTML
+
+    from .html import markdown_to_html
+
+    parts = []
+    for item in shown:
+        if hasattr(item, "_repr_mimebundle_"):
+            bundle = item._repr_mimebundle_()
+            parts.append((bundle[0] if isinstance(bundle, tuple) else bundle)["text/html"])
+        elif hasattr(item, "_repr_html_"):
+            parts.append(item._repr_html_())
+        else:
+            parts.append(markdown_to_html(getattr(item, "data", str(item))))
+    line = markdown_to_html(summary).strip().removeprefix("<p>").removesuffix("</p>")
+    return HTML(
+        f'<details class="calmqa-fold"{" open" if open_ else ""}><summary>{line}</summary>\n'
+        + "\n".join(parts)
+        + "\n</details>"
+    )

@@ -24,8 +24,7 @@ from pathlib import Path
 from .. import store
 from ..analyses import release_version
 from ..core import environment, files, paths
-from ..core.text import inert
-from .notebook import script_json
+from ..core.text import inert, script_json
 
 _TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 

@@ -19,13 +19,14 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TypedDict
 
 from .. import store
 from ..analyses import studies
-from ..core import environment, files, outputs, paths, timings
+from ..core import environment, files, identity, outputs, paths, timings
 from ..core.errors import Failure, NotebookFailed
 from ..viz import export
 from . import html, provenance
@@ -33,6 +34,8 @@ from . import html, provenance
 # The report that sets every number the papers print against the suite's: it reads the figures of the
 # other notebooks, so it runs after them (`notebook_names`, the Makefile) and comes first in the index.
 REPRODUCTION_NOTEBOOK = "08_paper_reproduction"
+# The interactive explorer: not a report, but a notebook JupyterLab opens on any database.
+EXPLORER = "00_explore"
 # Papermill's own cells: the parameters as stored and as injected.
 _PARAMETER_TAGS = {"parameters", "injected-parameters"}
 # The parameter of a notebook that reads the evaluation of the language identification (notebook 10).
@@ -131,6 +134,50 @@ def parameter_defaults(source: Path) -> dict:
     return defaults
 
 
+def prepare_lab(db_path: Path, folder: Path, figures_root: Path) -> list[Path]:
+    """Copies of the notebooks a study gets (the explorer and every report of it) in `folder`, opened on the
+    database at `db_path` (`opened_on`), each writing into its folder under `figures_root`, as `make figures`
+    runs them. `make lab DB=...` or `STUDY=...` opens JupyterLab on them; they are written again each time."""
+    study = study_of(Path(db_path))
+    names = [EXPLORER, *(n for n in notebook_names() if _gets(n, study))]
+    return [
+        opened_on(name, folder, {"db_path": Path(db_path), "output_dir": figures_root / name}, study.paper)
+        for name in names
+    ]
+
+
+def opened_on(name: str, folder: Path, parameters: dict, paper: str | None) -> Path:
+    """A copy of the notebook `name` in `folder` with the sections of the study (`sections_for`, as `paper`
+    says) and Papermill's parameters cell set to `parameters` (paths made absolute; those the notebook
+    does not have left out), not run: for JupyterLab."""
+    import papermill
+
+    source = paths.NOTEBOOKS / f"{name}.ipynb"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name}.ipynb"
+    sections = files.temporary_name(target)
+    files.write_text(sections, json.dumps(sections_for(json.loads(source.read_text(encoding="utf-8")), paper)))
+    known = notebook_parameters(source)
+    given = {k: str(Path(v).resolve()) if isinstance(v, Path) else v for k, v in parameters.items() if k in known}
+    try:
+        papermill.execute_notebook(
+            str(sections),
+            str(target),
+            parameters=given,
+            prepare_only=True,
+            kernel_name=paths.KERNEL_NAME,
+            progress_bar=False,
+        )
+    finally:
+        sections.unlink(missing_ok=True)
+    return target
+
+
+def _gets(name: str, study: studies.Study) -> bool:
+    needed = required_declaration(paths.NOTEBOOKS / f"{name}.ipynb")
+    return needed is None or study.requires(needed)
+
+
 def manifest_path(executed: Path) -> Path:
     """The manifest of the run whose executed notebook is `executed` (build/executed/NAME.ipynb)."""
     return executed.with_suffix(".manifest.json")
@@ -192,6 +239,89 @@ def write_manifest(
     return files.write_text(target, json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
 
 
+def notebook_source(name: str, notebooks_root: Path = paths.NOTEBOOKS) -> Path:
+    """The notebook `name` of `notebooks_root`; a name is a notebook of the folder, never a path (`../x`
+    would name outputs, and a failure's note, outside their folders)."""
+    known = sorted(p.stem for p in Path(notebooks_root).glob("*.ipynb"))
+    if name not in known:
+        raise Failure(f"no notebook {name!r} in {notebooks_root}: expected one of {', '.join(known)}")
+    return Path(notebooks_root) / f"{name}.ipynb"
+
+
+def claim_outputs(db_path: Path, build_root: Path) -> None:
+    """Record in the output folder whose `build/` is `build_root` the study folder the database `db_path`
+    belongs to; refuse, naming both, when that folder holds another study folder's reports
+    (`core.identity`). A database without that record (of an older version of the suite) claims nothing."""
+    wanted = store.source_of(db_path)
+    if wanted is None:
+        return
+    record = identity.output_record(build_root)
+    held = identity.read(record)
+    if held is not None and not held.same_study(wanted):
+        raise Failure(identity.output_refusal(Path(build_root).parent, record, held, wanted, db_path))
+    if held != wanted:
+        identity.write(record, wanted, database=str(Path(db_path).resolve()))
+
+
+# ---------------------------------------------------------------- a failed run, kept going past
+# `make figures` runs every notebook even when one fails (`run-notebook --keep-going`): a failure is a
+# note beside the executed notebook, which the index shows and counts (`failures`), and which the next
+# successful run of that notebook removes.
+FAILURE_SUFFIX = ".failure.json"
+
+
+def failure_note(build_root: Path, name: str) -> Path:
+    """Where the note of a failed run of the notebook `name` is kept."""
+    return Path(build_root) / "executed" / f"{name}{FAILURE_SUFFIX}"
+
+
+def record_failure(
+    name: str,
+    message: str,
+    figures_root: Path = paths.FIGURES,
+    reports_root: Path = paths.REPORTS,
+    build_root: Path = paths.BUILD,
+    notebooks_root: Path = paths.NOTEBOOKS,
+) -> Path:
+    """Note that the run of `name` failed with `message` (its first line is the reason the index shows),
+    and remove its report: a report of an older run must not pass for this one."""
+    notebook_source(name, notebooks_root)
+    labels = dict(report_labels(notebooks_root))
+    executed = Path(build_root) / "executed" / f"{name}.ipynb"
+    note = {
+        "notebook": name,
+        "title": labels.get(name, name),
+        "reason": one_line(message),
+        "message": message,
+        "executed": _portable(str(executed.resolve())) if executed.is_file() else None,
+        "failed": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    with files.lock(figures_root / f".{name}"):
+        (Path(reports_root) / f"{name}.html").unlink(missing_ok=True)
+        return files.write_text(failure_note(build_root, name), json.dumps(note, indent=1, ensure_ascii=False) + "\n")
+
+
+def one_line(message: str) -> str:
+    """The reason a failure's `message` gives, on one line: its first line, and the next one where the first
+    only announces it (`1 problem in the input:` and the problem)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return "it failed"
+    return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+
+
+def failures(build_root: Path) -> dict[str, dict]:
+    """The notes of the failed runs kept in the output folder whose `build/` is `build_root`, by notebook."""
+    found = {}
+    for path in sorted((Path(build_root) / "executed").glob(f"*{FAILURE_SUFFIX}")):
+        try:
+            note = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # (being replaced, or damaged: the next run of its notebook writes it again)
+        found[path.name.removesuffix(FAILURE_SUFFIX)] = note
+    return found
+
+
 class OutputRoots(TypedDict):
     """`run_notebook`'s output folders, to be passed as its keyword arguments."""
 
@@ -217,10 +347,13 @@ def run_notebook(
     kernel: str = paths.KERNEL_NAME,
     notebooks_root: Path = paths.NOTEBOOKS,
     language_id: Path | None = None,
+    figures_of: tuple[str, ...] = (),
 ) -> Path:
     """Execute `notebooks/<name>.ipynb` into its figures folder and write `reports/<name>.html`.
     `language_id`: the folder of the database's language identification, whose `evaluation/` a notebook
     with an `evaluation_dir` parameter reads (`make` passes the database's; by default the parameter's).
+    `figures_of`: the notebooks whose figures it reads (the reproduction report's); it is not run when the
+    last run of one of them failed (`failures`), since it would read figures of an older run.
 
     Figures (PNG, SVG, CSV, and a print PDF of each heatmap) go to a fresh folder that replaces the
     old one only when the notebook succeeded; a failed run keeps its executed copy under build/ for
@@ -230,11 +363,14 @@ def run_notebook(
     import nbformat
     import papermill
 
-    known = sorted(p.stem for p in Path(notebooks_root).glob("*.ipynb"))
-    if name not in known:
-        # A name is a notebook of the folder, never a path: `../x` would name outputs outside their folders.
-        raise Failure(f"no notebook {name!r} in {notebooks_root}: expected one of {', '.join(known)}")
-    source = Path(notebooks_root) / f"{name}.ipynb"
+    source = notebook_source(name, notebooks_root)
+    claim_outputs(Path(db_path), build_root)
+    failed_inputs = sorted(set(figures_of) & set(failures(build_root)))
+    if failed_inputs:
+        raise Failure(
+            f"{name} was not run: it reads the figures of {', '.join(failed_inputs)}, whose last run failed "
+            "(it would read figures of an older run)"
+        )
     study = study_of(Path(db_path)) if Path(db_path).is_file() else None
     needed = required_declaration(source)
     if study is not None and needed is not None and not study.requires(needed):
@@ -299,18 +435,22 @@ def run_notebook(
         ran_with = {**parameter_defaults(source), **params, "output_dir": str(figures)}
         write_manifest(manifest, name, outputs.read(recorded), staging, figures, ran_with, record)
         with files.lock(figures_root / f".{name}"):
+            report_files = reports_root / html.REPORT_FILES / name
             if staging.exists():
                 files.replace_folder(staging, figures)
-            elif figures.exists():
-                shutil.rmtree(figures)
+                files.mirror_folder(figures, report_files)
+            else:
+                for folder in (figures, report_files):
+                    shutil.rmtree(folder, ignore_errors=True)
             os.replace(manifest, manifest_path(executed))
             mark = time.perf_counter()
-            html.to_html(running, report, record, figures_root, report_labels(notebooks_root, study))
+            html.to_html(running, report, record, report_labels(notebooks_root, study))
             seconds["HTML export"] = time.perf_counter() - mark
             mark = time.perf_counter()
             provenance.date(report, read, Path(db_path))
             seconds["provenance"] += time.perf_counter() - mark
             os.replace(running, executed)
+            failure_note(build_root, name).unlink(missing_ok=True)
         breakdown = {"notebook": name, **phases(notebook, timings.read(steps), seconds, time.perf_counter() - started)}
         files.write_text(executed.with_suffix(".timings.json"), json.dumps(breakdown, indent=2) + "\n")
     finally:
@@ -379,6 +519,23 @@ def phases(notebook, steps: list[dict], seconds: dict[str, float], total: float)
     }
 
 
+def _local_socket_kernel_manager(folder: Path):
+    """jupyter_client's kernel manager, talking to the kernel over local (IPC) sockets in `folder` rather
+    than TCP ports: nothing listens on the network, two kernels started at once cannot race for a port,
+    and the kernel has no reason to warn, once per notebook, that its TCP channel is unencrypted."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class LocalSocketKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _socket_path(self) -> str:
+            return str(folder / "kernel")
+
+    return LocalSocketKernelManager
+
+
 def _execute_with_retry(
     papermill,
     source: Path,
@@ -395,8 +552,9 @@ def _execute_with_retry(
     # files under the notebook's name (viz.export), not under the name of the copy of its sections that
     # Papermill executes.
     variables = {timings.ENV: str(steps.resolve()), outputs.ENV: str(recorded.resolve()), export.NOTEBOOK_ENV: name}
-    with environment.variables_set(**variables):
-        # Parallel kernel starts can race for a port (papermill issue 511): one retry for that case only.
+    # The kernel's sockets live in a folder of this run's own, removed with it.
+    with environment.variables_set(**variables), tempfile.TemporaryDirectory(prefix="calmqa-kernel-") as sockets:
+        # A kernel that dies while it starts (papermill issue 511) gets one retry, for that case only.
         for attempt in (1, 2):
             try:
                 papermill.execute_notebook(
@@ -413,6 +571,7 @@ def _execute_with_retry(
                     # Every output is on disk when the last cell ends: stopping the kernel at once
                     # saves the second or so its orderly exit takes with the libraries it loaded.
                     shutdown_kernel="immediate",
+                    kernel_manager_class=_local_socket_kernel_manager(Path(sockets)),
                 )
                 return
             except papermill.PapermillExecutionError:

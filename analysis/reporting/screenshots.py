@@ -5,18 +5,21 @@ as in the report check; the explorer in a real JupyterLab (`reporting.jupyterlab
 file browser open as it is by default.
 
 Each page is also measured (`browser.LAYOUT_JS`): a chart wider than its place (the report's output
-area, or JupyterLab's) or with text under 9 px is printed as a problem; the command fails when there is
-one.
+area, or JupyterLab's), text under 9 px, or a report taller than `MAX_REPORT_HEIGHT` at 1400 px is printed
+as a problem; the command fails when there is one.
 """
 
 import sys
 import tempfile
 from pathlib import Path
 
+from ..core import paths
 from .browser import LAYOUT_JS, Chromium, layout_problems
 
 # A laptop's browser window, and a smaller one (a tablet, a window beside the notebook).
 WIDTHS = (1400, 1024)
+# A report taller than this at the wider width is a problem: a reader scrolls through it, folds or not.
+MAX_REPORT_HEIGHT = 8000
 SCREEN_HEIGHT = 900
 # JupyterLab scrolls inside its own panel: a window tall enough for the whole explorer to show at once.
 LAB_HEIGHT = 3000
@@ -34,14 +37,20 @@ def take(
     with Chromium() as browser:
         for page in pages:
             for width in widths:
-                target = out / f"{Path(page).stem}-{width}.png"
+                target = out / f"{shot_name(Path(page))}-{width}.png"
 
                 def shoot(chrome, session, target=target):
                     chrome.screenshot(session, target, full_page=True)
-                    return {"layout": chrome.evaluate(session, LAYOUT_JS)}
+                    return {
+                        "layout": chrome.evaluate(session, LAYOUT_JS),
+                        "height": chrome.evaluate(session, "document.documentElement.scrollHeight"),
+                    }
 
                 report = browser.open(page, viewport=(width, SCREEN_HEIGHT), actions=shoot)
                 problems = report.problems + layout_problems(report.values.get("layout", []))
+                height = report.values.get("height") or 0
+                if width == max(widths) and height > MAX_REPORT_HEIGHT and Path(page).name[:2].isdigit():
+                    problems.append(f"{height:,} px tall, over {MAX_REPORT_HEIGHT:,} px")
                 n_problems += _print(f"{page} at {width} px", problems)
                 written.append(target)
                 print(target)
@@ -50,6 +59,14 @@ def take(
             written += shots
             n_problems += found
     return written, n_problems
+
+
+def shot_name(page: Path) -> str:
+    """A page's screenshots' name: the page's, after the folder its reports folder is in when that is not
+    the project's own (`studies/example/reports/03_x.html` -> `example-03_x`)."""
+    if page.resolve().parent == paths.REPORTS.resolve():
+        return page.stem
+    return f"{page.resolve().parent.parent.name}-{page.stem}"
 
 
 def _explorer(browser: Chromium, db_path: Path, out: Path, widths: tuple[int, ...]) -> tuple[list[Path], int]:

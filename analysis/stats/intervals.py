@@ -84,11 +84,32 @@ def normal_mean_interval(
     return mean - half, mean + half
 
 
+def overflow_scale(values: np.ndarray) -> float:
+    """What finite `values` are divided by before they are summed so that no sum of them overflows: 1 when
+    none can (the largest magnitude times their number is a float), else the largest magnitude. Dividing
+    and multiplying by 1 changes no value, so ordinary data give the same means to the bit."""
+    if not len(values):
+        return 1.0
+    largest = float(np.abs(values).max())
+    return largest if largest * len(values) > np.finfo(np.float64).max else 1.0
+
+
+def mean(values) -> float:
+    """The mean of finite `values` (at least one), finite however large they are (`overflow_scale`)."""
+    values = np.asarray(values, dtype=np.float64)
+    scale = overflow_scale(values)
+    return float((values / scale).mean() * scale)
+
+
 def bootstrap_mean_ci(
     values: np.ndarray, rng: np.random.Generator, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of `values`: resample the values with replacement."""
+    """Percentile bootstrap interval of the mean of `values`: resample the values with replacement. Means
+    of values near the largest float are taken on the values scaled down (`overflow_scale`), so that no
+    resample's sum overflows to infinity."""
     values = np.asarray(values, dtype=np.float64)
+    scale = overflow_scale(values)
+    values = values / scale
     distinct, frequency = np.unique(values, return_counts=True)
     if len(distinct) <= _FEW_DISTINCT:
         # A resample is a multinomial draw of how often each distinct value comes up: the same
@@ -111,14 +132,19 @@ def bootstrap_mean_ci(
             np.take(values, drawn, out=resampled[:size], mode="clip")
             means[start : start + size] = resampled[:size].mean(axis=1)
     tail = (1 - confidence) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
+    low, high = np.quantile(means, [tail, 1 - tail]) * scale
     return float(low), float(high)
 
 
+def cell_seed(seed: int, key: tuple) -> tuple[int, int]:
+    """The seed of one cell of a bootstrap, from `seed` and the cell's own key (the values of its group, e.g.
+    its model and language): each cell draws its own resamples, and a cell's interval does not change when
+    other cells (a newly imported model, say) are added."""
+    return seed, zlib.crc32(json.dumps(key, default=str).encode())
+
+
 def _group_rng(seed: int, key: tuple) -> np.random.Generator:
-    # Seeded by the group's own key, so that a cell's interval does not change when other cells
-    # (a newly imported model, say) are added.
-    return np.random.default_rng([seed, zlib.crc32(json.dumps(key, default=str).encode())])
+    return np.random.default_rng(cell_seed(seed, key))
 
 
 def bootstrap_cells(
@@ -146,7 +172,7 @@ def bootstrap_cells(
         if len(values) < min_valid or len(values) == 0:
             return len(values), None, None, None
         low, high = bootstrap_mean_ci(values, _group_rng(seed, tuple(row[c] for c in by)), n_resamples, confidence)
-        return len(values), scale * float(values.mean()), scale * low, scale * high
+        return len(values), scale * mean(values), scale * low, scale * high
 
     # Each group draws from its own generator, so the groups are resampled on every core at once with the
     # same results as one after the other (NumPy lets go of the interpreter while it draws and averages).

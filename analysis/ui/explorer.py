@@ -26,6 +26,7 @@ every chart it is given, the click's observer is attached again each time (`_dra
 chosen cell is a variable of the chart (`theme.CHOSEN`), set without redrawing it.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -33,26 +34,18 @@ import duckdb
 import polars as pl
 
 from .. import store
-from ..analyses import dimensions, surface
+from ..analyses import dimensions, surface, tiers
+from ..analyses.answers import SURFACE_TABLE, Scale, load_answers, scales, with_scales
 from ..analyses.scores import TOO_FEW_ANSWERS
 from ..core.scalars import number
 from ..core.text import inert
+from ..reporting import drilldown
 from ..schema import SURFACE_METRICS, SurfaceMetric
 from ..stats import intervals
 from ..viz import export, heatmap, theme
+from ..viz.answers import answers_html, shorten
 
 ALL = "(all)"
-HUMAN = "human reference"
-SURFACE_TABLE = "answer_surface"
-# Per answer: whether it is a provider error (with its code), and the verdict of each surface metric
-# (`schema.SURFACE_METRICS`), null where the answer is not among those its share counts (a provider
-# error is neither in the wrong language nor repetitive).
-SURFACE_SELECT = {
-    "provider_error": "s.provider_error",
-    "provider_error_code": "s.provider_error_code",
-    **{m.column: f"CASE WHEN {m.denominator.sql} THEN s.{m.column} END" for m in SURFACE_METRICS},
-}
-SURFACE_TYPES = {"provider_error_code": "VARCHAR"}
 # Questions listed at once under the search box.
 QUESTIONS_LISTED = 50
 # What the notebook shows where the widgets cannot draw; the live explorer's first child hides it.
@@ -62,9 +55,6 @@ KERNEL_NOTE = (
     "notebook in JupyterLab (<code>make lab</code>) and run all cells: the controls, the heatmap and the "
     "answers appear here. The reports (<code>reports/index.html</code>) hold every figure without one.</p>"
 )
-# The HTML classes a browser test (and a reader's stylesheet) finds the comparison by.
-PANEL_CLASS = "calmqa-comparison"
-CHOSEN_CLASS = "calmqa-chosen"
 
 
 @dataclass(frozen=True)
@@ -86,6 +76,45 @@ class Metric:
     better: str | None = None
     fails_when: bool | None = None
     failure: str = ""
+    # The colour scale's fixed range (a metric's declared range, a criterion's levels), or None.
+    domain: tuple[float, float] | None = None
+    # A rating criterion's levels, worst first: a cell's value is the mean position of its levels (worst 1).
+    levels: tuple[str, ...] = ()
+    # What one unit of a mean is, after its number in a sentence.
+    unit: str = ""
+
+
+def scale_metric(scale: Scale) -> Metric:
+    """The explorer's metric of a study's metric (the mean of its values) or rating criterion (the mean
+    position of its levels, worst 1), with the better end the study declares."""
+    if scale.kind == "metric":
+        # Two decimals on a narrow range (0 to 1), one on a wide one (0 to 100).
+        wide = scale.domain is not None and scale.domain[1] - scale.domain[0] > 10
+        return Metric(
+            scale.key,
+            f"{scale.name} (mean; {scale.better} is better)",
+            scale.column,
+            "mean",
+            ".1f" if wide else ".2f",
+            better=scale.better,
+            domain=scale.domain,
+        )
+    numbered = list(scale.levels) == [str(i) for i in range(1, len(scale.levels) + 1)]
+    levels = (
+        f"1 to {len(scale.levels)}"
+        if numbered
+        else ", ".join(f"{i} {level}" for i, level in enumerate(scale.levels, start=1))
+    )
+    return Metric(
+        scale.key,
+        f"human rating: {scale.name} (mean level, {levels})",
+        scale.column,
+        "mean",
+        ".2f",
+        better=scale.better,
+        domain=scale.domain,
+        levels=scale.levels,
+    )
 
 
 def surface_metric(metric: SurfaceMetric) -> Metric:
@@ -117,7 +146,7 @@ METRICS = (
         fails_when=True,
         failure="is empty",
     ),
-    Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d"),
+    Metric("answer_bytes", "mean answer length (bytes)", "n_bytes", "mean", ",d", unit=" bytes"),
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 # The metric the overview opens with, when the database has it.
@@ -139,55 +168,10 @@ class Filters:
 CELL_FILTERS = ("language", "model", "question_type")
 
 
-def load_answers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Every answer with its question, its model's display name (`human reference` for people's
-    answers), its human rating where there is one, and its surface verdicts (null columns when the
-    database has no `answer_surface` table)."""
-    surface = store.table_exists(con, SURFACE_TABLE)
-    surface_select = ", ".join(
-        f"{sql} AS {name}" if surface else f"CAST(NULL AS {SURFACE_TYPES.get(name, 'BOOLEAN')}) AS {name}"
-        for name, sql in SURFACE_SELECT.items()
-    )
-    surface_join = f"LEFT JOIN {SURFACE_TABLE} s ON s.answer_id = a.answer_id" if surface else ""
-    frame = con.sql(f"""
-        SELECT a.answer_id, q.question_id, q.name AS question_name, q.language, l.resource_level,
-               q.question_type, q.category, q.collection,
-               q.text AS question_text, q.text_en AS question_text_en,
-               a.model, CASE WHEN a.is_human THEN '{HUMAN}' || CASE WHEN a.is_dot_points THEN ' (dot points)' ELSE '' END
-                             ELSE m.display_name END AS model_name,
-               a.is_human, a.text, a.text_en, a.n_bytes, a.text = '' AS is_empty,
-               {surface_select},
-               r.ratings, NOT l.identified AS unreliable
-        FROM answers a
-        JOIN questions q USING (question_id)
-        JOIN languages l ON l.language = q.language
-        LEFT JOIN models m ON m.model = a.model
-        LEFT JOIN (
-            SELECT answer_id, string_agg(criterion || ' ' || level, ', ' ORDER BY rating_id, criterion) AS ratings
-            FROM ratings GROUP BY answer_id
-        ) r ON r.answer_id = a.answer_id
-        {surface_join}
-    """).pl()
-    # Within a question, the models in the suite's order (the paper's, then imported ones), as every chart has them.
-    rank = {name: i for i, name in enumerate(dimensions.model_order(con))}
-    position = pl.col("model_name").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
-    return (
-        frame.with_columns(_position=position)
-        .sort(
-            "language",
-            "question_type",
-            "question_id",
-            pl.col("is_human").not_(),
-            "_position",
-            "model_name",
-            "answer_id",
-        )
-        .drop("_position")
-    )
-
-
-def available_metrics(has_surface: bool) -> list[Metric]:
-    return [m for m in METRICS if has_surface or not m.needs_surface]
+def available_metrics(has_surface: bool, study_scales: Sequence[Scale] = ()) -> list[Metric]:
+    """The explorer's metrics: the surface metrics (when the database has the verdicts), its own two, and
+    the study's metrics and rating criteria."""
+    return [m for m in METRICS if has_surface or not m.needs_surface] + [scale_metric(s) for s in study_scales]
 
 
 def apply_filters(answers: pl.DataFrame, filters: Filters) -> pl.DataFrame:
@@ -251,7 +235,7 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
         pl.when(pl.col("n_answers").fill_null(0) == 0).then(pl.lit(TOO_FEW_ANSWERS)),
     )
     shown = pl.col("status").is_null()
-    return (
+    table = (
         every.join(cells, on=keys, how="left")
         .with_columns(status=status)
         .select(
@@ -261,6 +245,17 @@ def metric_cells(answers: pl.DataFrame, metric: Metric) -> pl.DataFrame:
             status="status",
         )
         .sort(keys)
+    )
+    # The significance tiers of the shown cells, over the same answers (`analyses.tiers`).
+    return tiers.with_tiers(
+        table,
+        models.filter(pl.col(metric.column).is_not_null()),
+        metric.column,
+        by=keys,
+        model="model_name",
+        better=metric.better,
+        kind="binary" if metric.kind == "share" else "numeric",
+        scale=100.0 if metric.kind == "share" else 1.0,
     )
 
 
@@ -274,6 +269,8 @@ def metric_domain(answers: pl.DataFrame, metric: Metric) -> tuple[float, float]:
     so that the colours keep their meaning whatever the filters."""
     if metric.kind == "share":
         return theme.PERCENT_DOMAIN
+    if metric.domain is not None:
+        return metric.domain
     values = metric_cells(answers, metric)["value"].drop_nulls()
     return (0.0, number(values.max())) if values.len() else (0.0, 1.0)
 
@@ -295,7 +292,7 @@ def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, flo
         y="model_name",
         value="value",
         title=metric.title,
-        value_title="%" if metric.kind == "share" else "bytes",
+        value_title="%" if metric.kind == "share" else metric.unit.strip() or "mean",
         better=metric.better,
         domain=domain,
         x_order=[language_label(v, orders) for v in languages if v in present],
@@ -305,7 +302,16 @@ def explorer_chart(cells: pl.DataFrame, metric: Metric, domain: tuple[float, flo
         column_order=list(orders.question_types),
         status="status",
         x_dividers=[language_label(v, orders) for v in orders.dividers(by_label=False) if v in present],
-        tooltip=["model_name", "language", "question_type", "value", "n_answers", "ci_low", "ci_high"],
+        tooltip=[
+            "model_name",
+            "language",
+            "question_type",
+            "value",
+            "n_answers",
+            "ci_low",
+            "ci_high",
+            *tiers.TIER_COLUMNS,
+        ],
         pick_fields=["model_name", "language_label", "question_type"],
         outline_chosen=True,
         # Below the panels: beside them the chart would not fit a notebook's output area at 1024 px.
@@ -352,6 +358,19 @@ def question_ids(answers: pl.DataFrame, metric: Metric, only_failures: bool, mod
             model_answers = model_answers.filter(pl.col("model_name") == model)
         wanted = set(model_answers.filter(fails)["question_id"])
         answers = answers.filter(pl.col("question_id").is_in(sorted(wanted)))
+    if metric.kind == "mean" and model is not None and metric.better is not None:
+        # The questions by the chosen model's value of the metric, its worst answers first (those without
+        # a value last; ties in their order).
+        values = answers.filter(pl.col("model_name") == model).group_by("question_id").agg(pl.col(metric.column).mean())
+        worst_first = metric.better == "higher"
+        order = (
+            answers.select("question_id")
+            .unique(maintain_order=True)
+            .with_row_index("position")
+            .join(values, on="question_id", how="left")
+            .sort(metric.column, "position", descending=[not worst_first, False], nulls_last=True)
+        )
+        return order["question_id"].to_list()
     return answers["question_id"].unique(maintain_order=True).to_list()
 
 
@@ -359,143 +378,9 @@ def question_options(answers: pl.DataFrame) -> list[tuple[str, int]]:
     """(label, question_id) of every question among `answers`, in the frame's order."""
     questions = answers.unique("question_id", keep="first", maintain_order=True)
     return [
-        (f"{r['language']} · {r['question_type']} · {_shorten(r['question_text'], 90)}", r["question_id"])
+        (f"{r['language']} · {r['question_type']} · {shorten(r['question_text'], 90)}", r["question_id"])
         for r in questions.iter_rows(named=True)
     ]
-
-
-def _shorten(text: str | None, limit: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _text_block(label: str, text: str | None, css: str = "calmqa-text") -> str:
-    # dir="auto": Arabic, Hebrew and Pashto text runs right to left within its own block.
-    return (
-        f'<div><div class="calmqa-label">{inert(label, "html")}</div>'
-        f'<div class="{css}" dir="auto">{inert(text or "", "html")}</div></div>'
-    )
-
-
-# Badge kinds: a failure (warm), a note (grey), a rating (blue).
-CSS = f"""<style>
-.{PANEL_CLASS} {{ max-width: 100%; }}
-.calmqa-question {{ border-top: 2px solid #888; margin-top: 1em; padding-top: 0.5em; }}
-.calmqa-question-texts {{ display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 0.8em; }}
-.calmqa-answers {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 0.6em; margin-top: 0.5em; }}
-.calmqa-answer {{ border: 1px solid #ccc; border-radius: 4px; padding: 0.4em; font-size: 0.9em; min-width: 0; }}
-.calmqa-answer.{CHOSEN_CLASS} {{ border: 2px solid #000; background: #fffbe6; }}
-.calmqa-text {{ white-space: pre-wrap; overflow-wrap: anywhere; max-height: 18em; overflow-y: auto; }}
-.calmqa-question-text {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
-.calmqa-label {{ font-weight: bold; margin-top: 0.3em; }}
-.calmqa-meta {{ color: #555; font-size: 0.85em; }}
-.calmqa-badge {{ display: inline-block; border-radius: 3px; padding: 0 0.35em; margin: 0.1em 0.2em 0.1em 0;
-  font-size: 0.8em; border: 1px solid; }}
-.calmqa-badge-fail {{ background: #fde0d2; border-color: #b3400a; color: #7a2a05; }}
-.calmqa-badge-note {{ background: #eeeeee; border-color: #888; color: #333; }}
-.calmqa-badge-ok {{ background: #e3f1e3; border-color: #3b7d3b; color: #1f4d1f; }}
-.calmqa-badge-rating {{ background: #e1ecf7; border-color: #2f6aa3; color: #163e66; }}
-</style>"""
-
-
-def _badge(text: str, kind: str, explanation: str = "") -> str:
-    title = f' title="{inert(explanation, "html")}"' if explanation else ""
-    return f'<span class="calmqa-badge calmqa-badge-{kind}"{title}>{inert(text, "html")}</span>'
-
-
-def verdict_badges(answer: dict, has_surface: bool) -> list[str]:
-    """An answer's verdicts as badges: provider error or empty, wrong language (or not identified, for an
-    unreliable language), repetition, no surface issue, and the human ratings (each criterion and level)."""
-    badges = []
-    if answer["is_empty"]:
-        badges.append(_badge("empty", "fail", "the provider returned no text (a provider error)"))
-    elif answer["provider_error"]:
-        code = answer["provider_error_code"]
-        badges.append(
-            _badge(f"provider error {code}", "fail", f"the API returned the code {code} instead of an answer")
-        )
-    elif has_surface and not answer["is_human"]:
-        if answer["language_correct"] is False:
-            badges.append(_badge("wrong language", "fail"))
-        elif answer["language_correct"] is None:
-            badges.append(_badge("language not identified", "note"))
-        if answer["repetition"]:
-            badges.append(_badge("repetition", "fail"))
-        if answer["surface_ok"]:
-            badges.append(_badge("no surface issue", "ok"))
-    if answer["ratings"] is not None:
-        badges.append(_badge(f"human ratings: {answer['ratings']}", "rating"))
-    return badges
-
-
-def _answer_card(answer: dict, has_surface: bool, chosen: bool) -> str:
-    classes = "calmqa-answer" + (f" {CHOSEN_CLASS}" if chosen else "")
-    title = inert(answer["model_name"], "html") + (" · <em>chosen model</em>" if chosen else "")
-    parts = [
-        f'<div class="{classes}"><div class="calmqa-label">{title}</div>',
-        f'<div class="calmqa-meta">{answer["n_bytes"]:,} bytes</div>',
-        f"<div>{''.join(verdict_badges(answer, has_surface))}</div>",
-        _text_block("Answer", answer["text"])
-        if answer["text"]
-        else '<div class="calmqa-label">Answer</div><div class="calmqa-text"><em>(empty)</em></div>',
-    ]
-    if answer["text_en"]:
-        parts.append(_text_block("English translation", answer["text_en"]))
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def question_html(rows: pl.DataFrame, has_surface: bool, chosen_model: str | None = None) -> str:
-    """One question (its original text and English translation side by side) and every answer to it side
-    by side: the chosen model's first and marked, then the other models', then the human references."""
-    q = rows.row(0, named=True)
-    meta = " · ".join(
-        str(q[c]) for c in ("language", "question_type", "category", "collection", "question_name") if q[c] is not None
-    )
-    texts = [_text_block(f"Question ({q['language']})", q["question_text"], "calmqa-question-text")]
-    if q["question_text_en"] and q["question_text_en"] != q["question_text"]:
-        texts.append(_text_block("In English", q["question_text_en"], "calmqa-question-text"))
-    chosen = pl.lit(False) if chosen_model is None else pl.col("model_name") == chosen_model
-    ordered = rows.with_columns(_rank=pl.when(chosen).then(0).when(~pl.col("is_human")).then(1).otherwise(2)).sort(
-        "_rank", maintain_order=True
-    )
-    cards = [
-        _answer_card(a, has_surface, chosen_model is not None and a["model_name"] == chosen_model)
-        for a in ordered.iter_rows(named=True)
-    ]
-    return (
-        f'<div class="calmqa-question"><div class="calmqa-meta">{inert(meta, "html")}</div>'
-        f'<div class="calmqa-question-texts">{"".join(texts)}</div>'
-        f'<div class="calmqa-answers">{"".join(cards)}</div></div>'
-    )
-
-
-def answers_html(
-    answers: pl.DataFrame,
-    has_surface: bool,
-    limit: int = 5,
-    chosen_model: str | None = None,
-    questions: list[int] | None = None,
-    page: int = 0,
-) -> str:
-    """Page `page` (of `limit` questions each) of `questions` (by default every question of `answers`,
-    in their order), each with its answers side by side (`question_html`), as escaped HTML."""
-    question_list = answers["question_id"].unique(maintain_order=True).to_list() if questions is None else questions
-    if not question_list:
-        return f'<div class="{PANEL_CLASS}"><p>No answer matches these filters.</p></div>'
-    pages = max((len(question_list) + limit - 1) // limit, 1)
-    page = min(max(page, 0), pages - 1)
-    shown = question_list[page * limit : (page + 1) * limit]
-    parts = [CSS, f'<div class="{PANEL_CLASS}">']
-    parts.append(
-        f'<p class="calmqa-meta">Questions {page * limit + 1:,}–{page * limit + len(shown):,} of '
-        f"{len(question_list):,} (page {page + 1} of {pages}).</p>"
-    )
-    by_question = answers.filter(pl.col("question_id").is_in(shown)).partition_by("question_id", as_dict=True)
-    for question_id in shown:
-        parts.append(question_html(by_question[(question_id,)], has_surface, chosen_model))
-    parts.append("</div>")
-    return "\n".join(parts)
 
 
 def cell_sentence(
@@ -521,9 +406,33 @@ def cell_sentence(
             if cell["status"]:
                 sentence += f"; the cell: {inert(cell['status'], 'html')}"
             elif cell["value"] is not None:
-                unit = "%" if metric.kind == "share" else " bytes"
-                sentence += f"; the cell: {cell['value']:,.0f}{unit} of {cell['n_answers']:,} answers"
+                # The chart's own format (a d3 format; `,d` is Python's `,.0f` for a float).
+                shown = format(cell["value"], metric.value_format.replace("d", ".0f"))
+                value = f"{shown}%" if metric.kind == "share" else f"{shown}{metric.unit}"
+                sentence += f"; the cell: {value} over {cell['n_answers']:,} answers"
+                if metric.levels:
+                    sentence += " (" + level_counts(answers, filters, metric) + ")"
+    if filters.model and filters.language:
+        link = drilldown.cell_link(filters.model, filters.language, filters.question_type)
+        sentence += (
+            f". To share it: <code>{inert(link, 'html')}</code> in the reports folder (<code>make figures</code>) "
+            "opens this cell's answers"
+        )
     return f"<p>{sentence}.</p>"
+
+
+def level_counts(answers: pl.DataFrame, filters: Filters, metric: Metric) -> str:
+    """How many of the chosen model's ratings in the cell gave each level of the criterion, worst first."""
+    criterion = metric.key.split(":", 1)[1]
+    ratings = (
+        answers.filter(pl.col("model_name") == filters.model)
+        .select(pl.col("rating_levels").explode())
+        .drop_nulls()
+        .unnest("rating_levels")
+        .filter(pl.col("criterion") == criterion)
+    )
+    counts = dict(ratings.group_by("position").len().iter_rows())
+    return ", ".join(f"{inert(level, 'html')}: {counts.get(i, 0):,}" for i, level in enumerate(metric.levels, start=1))
 
 
 def summary(answers: pl.DataFrame, has_surface: bool) -> str:
@@ -563,7 +472,8 @@ class Explorer:
         alt = theme.altair()
         # JupyterChart carries its JavaScript itself (from vl-convert) instead of loading it from a CDN.
         alt.JupyterChart.enable_offline()
-        self.answers = load_answers(con)
+        study_scales = scales(con)
+        self.answers = with_scales(load_answers(con), study_scales)
         self.has_surface = store.table_exists(con, SURFACE_TABLE)
         self.output_dir = output_dir
         self.page_size = page_size
@@ -588,7 +498,8 @@ class Explorer:
         )
         self.category = w.Dropdown(options=options("category"), value=ALL, description="Category")
         self.collection = w.Dropdown(options=options("collection"), value=ALL, description="Collection")
-        metrics = available_metrics(self.has_surface)
+        metrics = available_metrics(self.has_surface, study_scales)
+        self.metrics = {m.key: m for m in metrics}
         self.metric = w.Dropdown(
             options=[(m.title, m.key) for m in metrics],
             value=DEFAULT_METRIC if DEFAULT_METRIC in {m.key for m in metrics} else metrics[0].key,
@@ -647,7 +558,9 @@ class Explorer:
                 live,
                 filters,
                 self.status,
-                self.overview,
+                # The heatmap scrolls sideways in a box of its own when wider than the output area, so that a
+                # click on a right-hand cell never moves the controls and the answers out of view.
+                w.Box([self.overview], layout=w.Layout(overflow="auto hidden", max_width="100%", width="100%")),
                 self.cell_view,
                 self.search,
                 self.question,
@@ -670,7 +583,7 @@ class Explorer:
 
     @property
     def metric_spec(self) -> Metric:
-        return METRIC_BY_KEY[self.metric.value]
+        return self.metrics[self.metric.value]
 
     @property
     def filters(self) -> Filters:

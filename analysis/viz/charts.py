@@ -19,11 +19,12 @@ language heatmaps, drawn the same way in notebooks 03, 04, 06, 09 and 10, all co
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses.dimensions import Orders
+from ..analyses.dimensions import DRAWN_MODELS_RULE, Orders
 from .heatmap import CELL, heatmap
 from .theme import CHARACTER_WIDTH, CONFIG, PERCENT_DOMAIN, PRINT_PADDING, PRINT_TEXT_SIZE, PRINT_WIDTHS, altair
 
@@ -39,6 +40,11 @@ VERDICT_PANEL_WIDTH, VERDICT_PANEL_HEIGHT = 140, 70
 
 
 # ---------------------------------------------------------------- model x language heatmaps
+
+
+# The `usermeta` entry of a chart whose cells are the answers of a model in a language (and a question
+# type): the names of those fields in its data.
+DRILL_META = "calmqa_drill"
 
 
 def model_language_heatmap(
@@ -59,24 +65,15 @@ def model_language_heatmap(
     """Models (rows, in the study's order) by language (columns, by resource level with a line between
     the groups: `x` is the column of the language's label or of its name), one panel per value of
     `column` (by default the question types, in the study's order; no panels when the study has none),
-    a percentage from 0 to 100 printed without decimals. Only the models of `orders.drawn` are drawn, the
-    subtitle says how many more the figure's CSV has (it is written from `cells`, every model's rows)."""
+    a percentage from 0 to 100 printed without decimals. Only the models and languages `drawn` keeps are
+    drawn, and the subtitle says how many more the figure's CSV has (it is written from `cells`, every row)."""
     by_label = x == "language_label"
     if column == "question_type" and not orders.question_types:
         column = None
-    models = orders.models
-    if orders.drawn is not None:
-        left_out = cells.filter(~pl.col("model").is_in(orders.drawn))["model"].n_unique()
-        if left_out:
-            cells = cells.filter(pl.col("model").is_in(orders.drawn))
-            models = orders.drawn
-            lines = [subtitle] if isinstance(subtitle, str) else list(subtitle or [])
-            subtitle = [
-                *lines,
-                f"The {len(orders.drawn)} models drawn are those with the most answers, the study's own before "
-                f"imported ones; the figure's CSV has the rows of {left_out:,} more models.",
-            ]
-    return heatmap(
+    cells, orders, notes = drawn(cells, orders)
+    if notes:
+        subtitle = [*([subtitle] if isinstance(subtitle, str) else list(subtitle or [])), *notes]
+    chart = heatmap(
         cells,
         x=x,
         y="model",
@@ -90,12 +87,52 @@ def model_language_heatmap(
         better=better,
         domain=PERCENT_DOMAIN,
         x_order=orders.labels if by_label else orders.languages,
-        y_order=models,
+        y_order=orders.models,
         column_order=column_order or (list(orders.question_types) if column == "question_type" else None),
         x_dividers=orders.dividers(by_label),
         x_title=_level_axis_title(orders, cells[x].n_unique()),
         tooltip=tooltip,
+        caveat="caveat" if "caveat" in cells.columns else None,
     )
+    # Its cells are answers of one model in one language (and question type): a report's drill-down
+    # shows them on a click (`reporting.drilldown`).
+    existing = getattr(chart, "usermeta", None)
+    chart.usermeta = {
+        **(existing if isinstance(existing, dict) else {}),
+        DRILL_META: {"model": "model", "language": "language", "question_type": column},
+    }
+    return chart
+
+
+def drawn(
+    cells: pl.DataFrame, orders: Orders, model: str = "model", language: str = "language"
+) -> tuple[pl.DataFrame, Orders, list[str]]:
+    """What a chart draws of `cells`: the rows of the models of `orders.drawn` and of the languages of
+    `orders.drawn_languages` (`dimensions.MAX_DRAWN_MODELS`, `MAX_DRAWN_LANGUAGES`: every chart caps them by
+    this one rule), the orders of what is drawn, and the lines its caption adds for what is left out (how
+    many more models and languages the figure's CSV, written from every row of `cells`, holds)."""
+    notes = []
+    if orders.drawn is not None and model in cells.columns:
+        models = orders.drawn
+        left_out = cells.filter(~pl.col(model).is_in(models))[model].n_unique()
+        if left_out:
+            cells = cells.filter(pl.col(model).is_in(models))
+            orders = replace(orders, models=models)
+            notes.append(
+                f"{len(models)} models drawn: {DRAWN_MODELS_RULE}; the figure's CSV has the rows of "
+                f"{left_out:,} more models."
+            )
+    if orders.drawn_languages is not None and language in cells.columns:
+        kept = orders.drawn_languages
+        left_out = cells.filter(~pl.col(language).is_in(kept))[language].n_unique()
+        if left_out:
+            cells = cells.filter(pl.col(language).is_in(kept))
+            orders = orders.only(kept)
+            notes.append(
+                f"The {len(kept)} languages drawn are those with the most answers, identified ones first; the "
+                f"figure's CSV has the rows of {left_out:,} more languages."
+            )
+    return cells, orders, notes
 
 
 def _level_axis_title(orders: Orders, n_columns: int, cell: int = CELL) -> str | None:

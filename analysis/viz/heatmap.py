@@ -45,8 +45,56 @@ from .theme import (
 if TYPE_CHECKING:
     import altair as alt
 
-# Columns that go into a heatmap's default tooltip when the table has them.
-TOOLTIP_EXTRAS = ("n_answers", "n", "ci_low", "ci_high")
+# Columns that go into a heatmap's default tooltip when the table has them (a language verdict's engine,
+# answers too short to judge and the engine's measured accuracy at the answers' median length among them).
+TOOLTIP_EXTRAS = (
+    "n_answers",
+    "n",
+    "ci_low",
+    "ci_high",
+    "language_engine",
+    "n_language_abstained",
+    "pct_accuracy_at_median",
+    "accuracy_note",
+)
+# A tooltip names a column as a reader would (any other column by its own name).
+TOOLTIP_TITLES = {
+    "model": "Model",
+    "model_name": "Model",
+    "language": "Language",
+    "language_label": "Language",
+    "question_type": "Question type",
+    "resource_level": "Resource level",
+    "category": "Category",
+    "collection": "Collection",
+    "n_answers": "Answers",
+    "n_valid": "Answers with a value",
+    "n": "Count",
+    "status": "No value shown",
+    "language_engine": "Language judged by",
+    "n_language_abstained": "Too short to judge",
+    "pct_accuracy_at_median": "Engine's accuracy at the median length (%)",
+    "accuracy_note": "Accuracy note",
+}
+# A table with a `tier` column (`analyses.tiers`) has its top tier marked in a corner of the cell, these
+# columns in every tooltip, and this line under the title.
+TIER_TOOLTIP = ("tier", "p_vs_best", "p_adjusted", "min_detectable_difference")
+TIER_TITLES = {
+    "tier": "tier (1: no test tells it from the best)",
+    "p_vs_best": "p vs the best (paired)",
+    "p_adjusted": "p vs the best, Holm-adjusted",
+    "min_detectable_difference": "smallest difference its answers detect",
+}
+TIER_NOTE = "Top right corner mark: the top tier, models no paired test (Holm, 5%) separates from the best there."
+# The mark: a right triangle filling the cell's top right corner (Vega draws a custom shape scaled by
+# half the square root of its size, so its legs are 4.5 px), clear of a centred label of three digits
+# at the cells' screen and print sizes.
+TIER_MARK_SHAPE = "M0,0L-1,0L0,1Z"
+TIER_MARK_SIZE = 81
+# A caveat on a cell (`heatmap`'s `caveat`): the same triangle in the opposite corner, the bottom left, so
+# that the cell's label keeps its width (a mark after the value widened every label, and the print
+# heatmap of 23 languages no longer fitted its page).
+CAVEAT_MARK_SHAPE = "M0,0L1,0L0,-1Z"
 # A screen cell, in pixels.
 CELL = 20
 
@@ -77,6 +125,7 @@ def heatmap(
     print_size: str = "page",
     pick_fields: Sequence[str] | None = None,
     outline_chosen: bool = False,
+    caveat: str | None = None,
 ) -> alt.Chart:
     """A heatmap of `value` by `x` and `y` with the value printed in each cell.
 
@@ -94,7 +143,8 @@ def heatmap(
     picks instead: the explorer adds the facet's). With `outline_chosen`, the cells that match the
     variable `theme.CHOSEN` (an object of field values, set from outside: the explorer's chosen cell)
     are outlined. `cell` is a cell's screen size (width, height); in print the heatmap fits
-    `print_size` ("page" or "column").
+    `print_size` ("page" or "column"). `caveat`: a boolean column: a cell whose column is true gets a
+    triangle in its bottom left corner (`CAVEAT_MARK_SHAPE`), which the chart's subtitle names.
     """
     alt = altair()
     value_title = value_title or value
@@ -104,6 +154,14 @@ def heatmap(
     tooltip_columns = tooltip or [y, x, value, *(c for c in TOOLTIP_EXTRAS if c in table.columns)]
     if status is not None and status not in tooltip_columns:
         tooltip_columns = [*tooltip_columns, status]
+    tiered = "tier" in table.columns and table["tier"].is_not_null().any()
+    if tiered:
+        tooltip_columns = [
+            *tooltip_columns,
+            *(c for c in TIER_TOOLTIP if c in table.columns and c not in tooltip_columns),
+        ]
+        lines = [subtitle] if isinstance(subtitle, str) else list(subtitle or [])
+        subtitle = [*lines, TIER_NOTE]
     if status is not None:
         unknown = set(table[status].drop_nulls()) - set(STATUS_STYLES)
         if unknown:
@@ -122,22 +180,32 @@ def heatmap(
             alt.value(MISSING_COLOUR),
             alt.Color(f"{value}:Q", title=better_title(value_title, better), scale=scale),
         ),
-        tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns],
+        # A cell with a value has no reason for having none: its tooltip leaves the status out.
+        tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns if c != status],
     )
     # A cell without a value is grey and has no label (Vega would print "null").
-    labels = (
-        base_values.transform_filter(f"isValid(datum[{json.dumps(value)}])")
-        .mark_text(style=CELL_LABEL)
-        .encode(
-            x=x_enc,
-            y=y_enc,
-            text=alt.Text(f"{value}:Q", format=value_format),
-            color=alt.condition(
-                _on_dark(value, better, domain or _range(table[value])), alt.value("white"), alt.value("black")
-            ),
-        )
+    labelled = base_values.transform_filter(f"isValid(datum[{json.dumps(value)}])")
+    labels = labelled.mark_text(style=CELL_LABEL).encode(
+        x=x_enc,
+        y=y_enc,
+        text=alt.Text(f"{value}:Q", format=value_format),
+        color=alt.condition(
+            _on_dark(value, better, domain or _range(table[value])), alt.value("white"), alt.value("black")
+        ),
     )
     layers = [cells, labels]
+    if tiered:
+        layers.append(_tier_marks(base_values, x, y, x_order, y_order, value, better, domain or _range(table[value])))
+    if caveat is not None and table[caveat].any():
+        layers.append(
+            _corner_marks(
+                labelled.transform_filter(f"datum[{json.dumps(caveat)}] === true"),
+                (x, x_order, 0),
+                (y, y_order, 1),
+                CAVEAT_MARK_SHAPE,
+                _on_dark(value, better, domain or _range(table[value])),
+            )
+        )
     shown = [s for s in STATUS_STYLES if status is not None and s in set(table[status])]
     if shown:
         # `fill`, not `color`: a scale and a legend of their own beside the value's.
@@ -190,6 +258,44 @@ def heatmap(
     return print_layout(chart, print_size, _print_scale(table, x, y, column, cell[0], print_size, widest_label))
 
 
+def _tier_marks(
+    base: alt.Chart,
+    x: str,
+    y: str,
+    x_order: list[str] | None,
+    y_order: list[str] | None,
+    value: str,
+    better: str | None,
+    domain: tuple[float, float],
+) -> alt.Chart:
+    """A small triangle in the top right corner of each cell of the top tier (`tier` 1)."""
+    return _corner_marks(
+        base.transform_filter(f"datum.tier === 1 && isValid(datum[{json.dumps(value)}])"),
+        (x, x_order, 1),
+        (y, y_order, 0),
+        TIER_MARK_SHAPE,
+        _on_dark(value, better, domain),
+    )
+
+
+def _corner_marks(
+    cells: alt.Chart,
+    x: tuple[str, list[str] | None, int],
+    y: tuple[str, list[str] | None, int],
+    shape: str,
+    on_dark: str,
+) -> alt.Chart:
+    """A `shape` (`TIER_MARK_SHAPE`, `CAVEAT_MARK_SHAPE`) in a corner of each of `cells`, white where
+    `on_dark` holds and black elsewhere; its corner placed on the cell's (the band positions of `x` and `y`:
+    field, order, 0 or 1), so that it stays in the corner at any cell size."""
+    alt = altair()
+    return cells.mark_point(shape=shape, filled=True, size=TIER_MARK_SIZE, opacity=1, strokeWidth=0).encode(
+        x=alt.X(f"{x[0]}:N", sort=x[1], bandPosition=x[2]),
+        y=alt.Y(f"{y[0]}:N", sort=y[1], bandPosition=y[2]),
+        color=alt.condition(on_dark, alt.value("white"), alt.value("black")),
+    )
+
+
 def _outline(base: alt.Chart, fields: list[str], x_enc, y_enc) -> alt.Chart:
     """The cells whose `fields` equal those the variable `CHOSEN` holds (an unset field matches any
     value), outlined; none while it holds none."""
@@ -235,13 +341,16 @@ def _print_scale(
 def _label_chars(values: pl.Series, value_format: str) -> float:
     """How many characters wide the widest cell label is: the integer digits of the largest magnitude, a
     sign, and the decimals and suffix of the d3 format (`.0f`, `.2f`, `d`, `.0%`...), the decimal point
-    counted as half a character (it is about half a digit wide)."""
+    counted as half a character (it is about half a digit wide); for significant digits (`.3g`), the
+    largest magnitude as the format prints it."""
     finite = values.cast(pl.Float64).drop_nulls().drop_nans().abs()
     largest = number(finite.max()) if finite.len() else 0.0
+    negative = int(bool(values.cast(pl.Float64).drop_nulls().lt(0).any()))
+    if value_format.endswith("g"):  # significant digits (`.3g`: 1.70e+308), d3 keeping the trailing zeros
+        return negative + len(f"{largest:{value_format}}") + 1
     percent = value_format.endswith("%")
     digits = len(f"{largest * (100 if percent else 1):.0f}")
     decimals = int(value_format.split(".")[1].rstrip("f%de")) if "." in value_format else 0
-    negative = int(bool(values.cast(pl.Float64).drop_nulls().lt(0).any()))
     return negative + digits + (decimals + 0.5 if decimals else 0) + int(percent)
 
 
@@ -265,6 +374,10 @@ def _tooltip(column: str, value: str, value_title: str, value_format: str) -> al
     alt = altair()
     if column == value:
         return alt.Tooltip(column, title=value_title, format=value_format)
+    if column in TIER_TITLES:
+        if column == "tier":
+            return alt.Tooltip(column, title=TIER_TITLES[column])
+        return alt.Tooltip(column, title=TIER_TITLES[column], format=".3g")
     if column in ("ci_low", "ci_high"):
         return alt.Tooltip(column, title=f"95% CI {'low' if column == 'ci_low' else 'high'}", format=value_format)
-    return alt.Tooltip(column)
+    return alt.Tooltip(column, title=TOOLTIP_TITLES.get(column, column))

@@ -10,7 +10,7 @@ import polars as pl
 
 from ..analyses.dimensions import Orders
 from ..core.scalars import number
-from .charts import _level_axis_title
+from .charts import _level_axis_title, drawn
 from .heatmap import heatmap
 from .theme import BOX_LABEL, BOX_LABEL_PRINT_SCALE, CONFIG, PERCENT_DOMAIN, SCHEMES, altair, print_layout
 
@@ -20,13 +20,15 @@ if TYPE_CHECKING:
 
 def category_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> alt.Chart:
     """Questions by category and language (languages by resource level; the paper's Figure 5 for its
-    culturally specific questions)."""
+    culturally specific questions); the languages `charts.drawn` keeps."""
+    categories, orders, notes = drawn(categories, orders)
     return heatmap(
         categories,
         x="language",
         y="category",
         value="n_questions",
         title=title,
+        subtitle=notes or None,
         value_title="questions",
         x_order=orders.languages,
         x_dividers=orders.dividers(by_label=False),
@@ -38,12 +40,14 @@ def category_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> al
 def category_share_heatmap(categories: pl.DataFrame, orders: Orders, title: str) -> alt.Chart:
     """`category_heatmap` as shares: each category's % of a language's questions, so that languages with
     many and few questions compare."""
+    categories, orders, notes = drawn(categories, orders)
     return heatmap(
         categories,
         x="language",
         y="category",
         value="pct_of_language",
         title=title,
+        subtitle=notes or None,
         value_title="% of the language's questions",
         value_format=".0f",
         domain=PERCENT_DOMAIN,

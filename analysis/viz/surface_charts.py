@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..analyses import paper_items, surface
+from ..analyses import paper_items, short_text, surface
 from ..analyses.dimensions import Orders
 from .charts import model_language_heatmap
 
@@ -22,11 +22,18 @@ def surface_heatmap(cells: pl.DataFrame, metric: str, orders: Orders, identifica
     title = f"{spec.title} by model and language"
     if identification == "all":
         title += ", every language (beyond the paper; ‡ identified by the new engine)"
+    subtitle = (
+        f"{short_text.CAVEAT_MARK.capitalize()}: the language identification's measured accuracy for the "
+        f"language at the answers' median length is below {short_text.MIN_ACCURACY:g}% or unknown (tooltip, CSV)"
+        if "caveat" in cells.columns and cells["caveat"].any()
+        else None
+    )
     return model_language_heatmap(
         cells,
         metric,
         orders,
         title=title,
+        subtitle=subtitle,
         value_title=spec.title,
         better=spec.better,
         column_order=list(

@@ -31,6 +31,9 @@ from ..schema import SCORE_SHORT, SURFACE_METRICS
 MISSING = "–"
 # Rows beyond which a table's LaTeX is a `longtable`, which breaks across pages.
 LONG_TABLE_ROWS = 40
+# A table is shown in a box at most this high, which scrolls when the table is longer.
+SCROLLED_TABLE_HEIGHT = "32em"
+SCROLLED_TABLE_CLASS = "calmqa-table-scroll"
 # The reports' font (the figures' too: theme.py), before the browser's own.
 FONT = ["Noto Sans", "DejaVu Sans", "sans-serif"]
 
@@ -63,7 +66,7 @@ class Spec:
     wide: Wide | None = None
     spanners: dict[str, tuple[str, ...]] = field(default_factory=dict)
     values: dict[str, dict[str, str]] = field(default_factory=dict)
-    p_values: tuple[str, ...] = ("p", "p_value")
+    p_values: tuple[str, ...] = ("p", "p_value", "p_vs_best", "p_adjusted")
     markdown: tuple[str, ...] = ()
     # A column shown as a link to the address in another column (which is not shown): {column: url column}.
     links: dict[str, str] = field(default_factory=dict)
@@ -112,6 +115,10 @@ LABELS = {
     "excerpt": "Excerpt",
     "note": "Note",
     "reason": "Reason",
+    # the significance tiers (analyses/tiers.py)
+    "tier": "Tier",
+    "p_vs_best": "p vs the best",
+    "p_adjusted": "p vs the best (Holm)",
 }
 RESOURCE_LEVELS = {"high": "high", "low": "low", "medium": "medium", "extremely_low": "extremely low"}
 NATIVQA_METRICS = {
@@ -322,7 +329,9 @@ SPECS: dict[str, Spec] = {
         "Surface verdicts per model and question type, the answers of all languages pooled (%)",
         labels={
             "n_provider_errors": "Provider errors",
+            "n_language_abstained": "Too short to judge",
             **{m.key: m.label for m in SURFACE_METRICS},
+            **{f"tier_{m.key}": f"Tier: {m.label}" for m in SURFACE_METRICS},
             "pct_provider_errors": "% provider errors",
         },
         decimals={**{m.key: m.decimals for m in SURFACE_METRICS}, "pct_provider_errors": 1},
@@ -831,6 +840,29 @@ SPECS |= {
         },
         decimals={"r2_marginal": 3, "r2_conditional": 3, "var_fixed": 3, "var_random": 3},
     ),
+    "criterion_model_tiers": Spec(
+        "Each criterion's models in significance tiers over all languages, from its mixed model: the best, and "
+        "every model no contrast separates from it, then the next (emmeans contrasts unadjusted, Holm within each "
+        "round)",
+        labels={"criterion": "Criterion", "estimate": "Log-odds against the reference"},
+        decimals={"estimate": 2},
+        rows_by="criterion",
+    ),
+    "interannotator_agreement": Spec(
+        "Agreement between the annotators, per criterion over all languages and per language: Krippendorff's alpha "
+        "with its 95% bootstrap interval, Cohen's weighted kappa where two annotators rated, and the counts behind them",
+        labels={
+            "criterion": "Criterion",
+            "measure": "Level of measurement",
+            "alpha": "Krippendorff's alpha",
+            "kappa": "Weighted kappa",
+            "n_answers": "Answers rated twice or more",
+            "n_pairs": "Pairs of ratings",
+            "n_annotators": "Annotators",
+        },
+        decimals={"alpha": 3, "ci_low": 3, "ci_high": 3, "kappa": 3},
+        rows_by="criterion",
+    ),
     "collection_tests": Spec(
         "Each metric per language: {collection_a} against {collection_b} questions, p corrected by Holm's method "
         "over every test of the table",
@@ -848,6 +880,81 @@ SPECS |= {
         decimals={"mean_a": 3, "mean_b": 3, "difference": 3, "ks_d": 3},
         p_values=("p_value", "p_holm"),
         rows_by="metric",
+    ),
+}
+
+
+# The short-text evaluation of the language identification (notebooks 03 and 10; analyses/short_text.py).
+_LENGTH_LABELS = {
+    f"{value}_{chars}": f"{words} {chars}"
+    for chars in (20, 50, 100, 200)
+    for value, words in (("engine", "engine"), ("pct_correct", "% right"), ("pct_neighbour", "% neighbour"))
+}
+SPECS |= {
+    "language_id_accuracy": Spec(
+        "How each language's answers are judged: the route, the shortest answer judged (characters), and per "
+        "length of held-out pieces the engine, the % judged in the language and the % given a close neighbour's "
+        "verdict (a dash: too short to judge)",
+        labels={"route": "Route", "min_chars": "Judged from", **_LENGTH_LABELS},
+        decimals={f"pct_{v}_{c}": 1 for v in ("correct", "neighbour") for c in (20, 50, 100, 200)},
+    ),
+    "short_text_goals": Spec(
+        "The goals of the routing over every language measured",
+        labels={"goal": "Goal", "n_languages": "Languages", "n_met": "Met", "worst": "Worst", "missed_by": "Missed by"},
+    ),
+    "short_text_by_length": Spec(
+        "Per route and piece length, over every language measured",
+        labels={
+            "route": "Route",
+            "chars": "Characters",
+            "n_languages": "Languages",
+            "mean_pct_correct": "Mean % right",
+            "lowest_pct_correct": "Lowest % right",
+            "pct_languages_too_short": "% of languages too short to judge",
+            "highest_pct_neighbour": "Most % neighbour",
+            "n_judged_by_lingua": "Languages judged by lingua",
+        },
+        decimals={
+            "mean_pct_correct": 2,
+            "lowest_pct_correct": 1,
+            "pct_languages_too_short": 1,
+            "highest_pct_neighbour": 1,
+        },
+        rows_by="route",
+    ),
+    "routing_beside_paper": Spec(
+        "The paper's route and the new routing, per language: % of held-out pieces of each length judged in the "
+        "language, and at the median length of the release's model answers",
+        labels={
+            "paper_route": "Paper's route",
+            "new_min_chars": "New: judged from",
+            "new_engines": "New: engines",
+            "median_chars": "Answers' median length",
+            "paper_pct_at_median": "Paper % at median",
+            "new_pct_at_median": "New % at median",
+            **{f"{who}_pct_{c}": f"{who.capitalize()} % {c}" for who in ("paper", "new") for c in (20, 50, 100, 200)},
+        },
+        decimals={
+            "median_chars": 0,
+            "paper_pct_at_median": 1,
+            "new_pct_at_median": 1,
+            **{f"{who}_pct_{c}": 1 for who in ("paper", "new") for c in (20, 50, 100, 200)},
+        },
+    ),
+    "short_text_acceptance": Spec(
+        "Close neighbours' pieces judged in the expected language (%): by the routing's engine with the prior, and "
+        "by that engine alone",
+        labels={
+            "expected": "Expected",
+            "neighbour": "Written in",
+            "chars": "Characters",
+            "engine": "Engine",
+            "n_pieces": "Pieces",
+            "pct_taken_for_expected": "% taken for expected (prior)",
+            "pct_taken_raw": "% taken for expected (engine alone)",
+        },
+        decimals={"pct_taken_for_expected": 1, "pct_taken_raw": 1},
+        rows_by="expected",
     ),
 }
 
@@ -1065,7 +1172,13 @@ def show(frame: pl.DataFrame, name: str | None = None, caption: str | None = Non
     if table is None:
         words = inert(title or "This table", "html")
         return Table(f'<p class="calmqa-table-empty"><strong>{words}:</strong> {inert(spec.empty, "html")}.</p>', 0)
-    return Table(_offline(table.as_raw_html()), frame.height)
+    # A long table scrolls in a box of its own, so that the report stays short enough to read through;
+    # printed, it is shown whole (the reports' print stylesheet).
+    page = (
+        f'<div class="{SCROLLED_TABLE_CLASS}" style="max-height: {SCROLLED_TABLE_HEIGHT}; overflow-y: auto">'
+        f"{_offline(table.as_raw_html())}</div>"
+    )
+    return Table(page, frame.height)
 
 
 def latex(frame: pl.DataFrame, name: str | None = None, caption: str | None = None) -> str:
@@ -1089,16 +1202,29 @@ def _offline(page: str) -> str:
 
 
 def show_beside(frame: pl.DataFrame) -> Table:
-    """The paper's numbers beside the suite's (`analyses.paper_beside.beside`), folded under a line that
-    counts them by status; unfolded when one is not exact, so that a difference is seen."""
+    """The paper's numbers beside the suite's (`analyses.paper_beside.beside`), under a line that counts them
+    by status, as report 08 shows its claims: the numbers that are not exact are shown, so that a difference
+    is seen, and the exact ones are folded behind their count (a click opens them). When every number is
+    exact the whole block is folded."""
     if frame.is_empty():
         return Table("", 0)
-    table = show(frame, "beside_paper")
-    unfolded = " open" if (frame["status"] != "exact").any() else ""
+    exact = frame.filter(pl.col("status") == "exact")
+    others = frame.filter(pl.col("status") != "exact")
     summary = f"<strong>Beside the paper</strong>: {inert(counts_phrase(frame), 'html')}."
-    return Table(
-        f'<details class="calmqa-beside"{unfolded}><summary>{summary}</summary>\n{table.html}\n</details>', table.rows
-    )
+    if others.is_empty():
+        return Table(
+            f'<details class="calmqa-beside"><summary>{summary}</summary>\n{show(exact, "beside_paper").html}\n'
+            "</details>",
+            frame.height,
+        )
+    parts = [f'<details class="calmqa-beside" open><summary>{summary}</summary>', show(others, "beside_paper").html]
+    if not exact.is_empty():
+        parts.append(
+            f'<details class="calmqa-beside-exact"><summary>The {exact.height} exact '
+            f"{'number' if exact.height == 1 else 'numbers'}</summary>\n{show(exact, 'beside_paper').html}\n</details>"
+        )
+    parts.append("</details>")
+    return Table("\n".join(parts), frame.height)
 
 
 def save(frame: pl.DataFrame, out_dir, name: str, caption: str | None = None) -> Table:

@@ -54,6 +54,11 @@ STATUS_STYLES = {
         "meaning": "the language cannot be identified reliably",
     },
     "too few answers": {"colour": "#dcdcdc", "label": "few", "meaning": "fewer valid answers than a cell needs"},
+    "one value only": {
+        "colour": "#e8e8e8",
+        "label": "=",
+        "meaning": "the metric or the ratings take one value only, so their agreement is undefined",
+    },
     "too few metrics": {
         "colour": "#d9cfc1",
         "label": "cov",

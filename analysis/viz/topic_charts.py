@@ -21,17 +21,29 @@ def similarity_heatmap(
     group_by: str,
     item: str | None,
     dividers: Sequence[str] = (),
+    left_out: int = 0,
 ) -> alt.Chart:
-    """The group x group matrix of BC, in `order` on both axes, with a line before each of `dividers` on
-    both (the first language of each resource level after the first); each cell's tooltip gives BC and
-    Hellinger. `item` says which paper item it is, if any (`topics.similarity_item`)."""
+    """The group x group matrix of BC of the groups of `order`, in that order on both axes, with a line
+    before each of `dividers` on both (the first language of each resource level after the first); each
+    cell's tooltip gives BC and Hellinger. `item` says which paper item it is, if any
+    (`topics.similarity_item`); `left_out`, how many more groups the figure's CSV holds (`topics.drawn_groups`)."""
+    drawn = similarity.filter(pl.col("group_a").is_in(order) & pl.col("group_b").is_in(order))
+    notes = (
+        [
+            f"The {len(order)} groups drawn are those with the most questions; the figure's CSV has the rows of "
+            f"{left_out:,} more groups."
+        ]
+        if left_out
+        else None
+    )
     return heatmap(
-        similarity,
+        drawn,
         x="group_b",
         y="group_a",
         value="bc",
         title=f"Bhattacharyya coefficient between category distributions, by {group_by}"
         + (f" ({item})" if item else ""),
+        subtitle=notes,
         value_title="BC",
         x_order=order,
         y_order=order,
