@@ -17,12 +17,11 @@ import sys
 
 import polars as pl
 import pytest
+from study_edits import EXAMPLE, edit, problems_of
 
 from analysis.core import paths
-from analysis.core.errors import InputError
 from analysis.io import study
 
-EXAMPLE = paths.DATA / "examples" / "study"
 TOML = "study.toml"
 
 
@@ -30,18 +29,6 @@ TOML = "study.toml"
 def folder(tmp_path):
     """A copy of the example study to spoil."""
     return shutil.copytree(EXAMPLE, tmp_path / "study")
-
-
-def edit(path, old: str, new: str, count: int = 1) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, old
-    path.write_text(text.replace(old, new, count), encoding="utf-8")
-
-
-def problems_of(folder) -> list[str]:
-    with pytest.raises(InputError) as info:
-        study.read(folder)
-    return [str(p).replace(str(folder) + "/", "") for p in info.value.problems]
 
 
 def in_toml(old: str, new: str):

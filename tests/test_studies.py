@@ -13,37 +13,24 @@ import polars as pl
 import pytest
 import sentences
 from same_tables import assert_same_tables
+from study_edits import EXAMPLE, edit, problems_of
 from tiny_release import write_release
 
 from analysis import cli, store
 from analysis.analyses import dimensions, studies
 from analysis.core import identity, paths
-from analysis.core.errors import Failure, InputError
+from analysis.core.errors import Failure
 from analysis.io import languages, study
 from analysis.pipeline import build as build_module
 from analysis.pipeline import imports, synthetic_study
 from analysis.pipeline.build import build
 from analysis.reporting import index, provenance, run
 
-EXAMPLE = paths.DATA / "examples" / "study"
-
 
 @pytest.fixture
 def folder(tmp_path):
     """A copy of the example study to spoil."""
     return shutil.copytree(EXAMPLE, tmp_path / "study")
-
-
-def _edit(path, old: str, new: str, count: int = 1) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, old
-    path.write_text(text.replace(old, new, count), encoding="utf-8")
-
-
-def _problems(folder) -> list[str]:
-    with pytest.raises(InputError) as info:
-        study.read(folder)
-    return [str(p) for p in info.value.problems]
 
 
 # ---------------------------------------------------------------- each bad study, one clear message
@@ -54,11 +41,11 @@ def _drop_answers(folder):
 
 
 def _unknown_language(folder):
-    _edit(folder / "questions.csv", "ha-003,Hausa,", "ha-003,Xyzzyish,")
+    edit(folder / "questions.csv", "ha-003,Hausa,", "ha-003,Xyzzyish,")
 
 
 def _rating_outside_levels(folder):
-    _edit(folder / "ratings.csv", "annotator-1,fluency,fair", "annotator-1,fluency,superb")
+    edit(folder / "ratings.csv", "annotator-1,fluency,fair", "annotator-1,fluency,superb")
 
 
 def _unknown_question(folder):
@@ -73,15 +60,15 @@ def _duplicate_answer(folder):
 
 
 def _one_level(folder):
-    _edit(folder / "study.toml", 'levels = ["poor", "fair", "good"]', 'levels = ["good"]')
+    edit(folder / "study.toml", 'levels = ["poor", "fair", "good"]', 'levels = ["good"]')
 
 
 def _look_alike_display_name(folder):
-    _edit(folder / "answers.csv", ",Alpha 7B\n", ",\u0410lpha 7B\n")  # a Cyrillic A
+    edit(folder / "answers.csv", ",Alpha 7B\n", ",\u0410lpha 7B\n")  # a Cyrillic A
 
 
 def _human_display_name(folder):
-    _edit(folder / "answers.csv", ",Beta 70B\n", ",human\n")
+    edit(folder / "answers.csv", ",Beta 70B\n", ",human\n")
 
 
 BAD_STUDIES = {
@@ -124,7 +111,7 @@ BAD_STUDIES = {
 def test_a_bad_study_gets_one_clear_message(case, folder):
     spoil, expected = BAD_STUDIES[case]
     spoil(folder)
-    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    problems = problems_of(folder)
     assert len(problems) == 1 and expected in problems[0], problems
 
 
@@ -155,7 +142,7 @@ def test_every_problem_of_a_folder_is_reported_together(folder):
         "question_id,model,metric,value\nha-001,alpha-7b,score,1.5\nha-001,alpha-7b,bleu,0.3\nha-002,alpha-7b,score,x\n",
         encoding="utf-8",
     )
-    problems = _problems(folder)
+    problems = problems_of(folder)
     assert any("field 'language': unknown language 'Xyzzyish'" in p for p in problems)
     assert any("[criteria.fluency], field 'levels'" in p for p in problems)
     assert any("metrics.csv, line 2, field 'value': is 1.5, outside score's range [0, 1]" in p for p in problems)
@@ -184,13 +171,13 @@ def test_study_toml_is_checked(folder, toml, expected):
     (folder / "study.toml").write_text(toml, encoding="utf-8")
     (folder / "ratings.csv").unlink()
     (folder / "metrics.csv").unlink()
-    assert any(expected in p for p in _problems(folder)), _problems(folder)
+    assert any(expected in p for p in problems_of(folder)), problems_of(folder)
 
 
 def test_a_table_given_twice_and_a_table_as_jsonl_or_parquet(folder):
     questions = pl.read_csv(folder / "questions.csv")
     questions.write_ndjson(folder / "questions.jsonl")
-    assert any("questions: given twice (questions.csv, questions.jsonl)" in p for p in _problems(folder))
+    assert any("questions: given twice (questions.csv, questions.jsonl)" in p for p in problems_of(folder))
     (folder / "questions.csv").unlink()
     as_jsonl = study.read(folder)
     (folder / "questions.jsonl").unlink()
@@ -201,7 +188,7 @@ def test_a_table_given_twice_and_a_table_as_jsonl_or_parquet(folder):
 
 def test_languages_not_listed_are_resolved_by_langcodes(folder):
     (folder / "languages.csv").write_text("language,code\nHausa,hau\n", encoding="utf-8")
-    _edit(folder / "questions.csv", ",Twi,", ",tw,", count=-1)
+    edit(folder / "questions.csv", ",Twi,", ",tw,", count=-1)
     folder_read = study.read(folder)
     codes = dict(zip(folder_read.languages["language"], folder_read.languages["iso_code"]))
     # hau is stored as its shortest code; Swahili and Yoruba by their names, `tw` by its code
@@ -213,7 +200,7 @@ def test_languages_not_listed_are_resolved_by_langcodes(folder):
 def _name_questions(folder, names: dict[str, str]) -> None:
     """Name the language of the questions `names` gives (question id -> the name or code to write)."""
     for key, name in names.items():
-        _edit(folder / "questions.csv", f"\n{key},Hausa,", f"\n{key},{name},")
+        edit(folder / "questions.csv", f"\n{key},Hausa,", f"\n{key},{name},")
 
 
 def _languages_by_question(folder) -> dict[str, str]:
@@ -242,8 +229,8 @@ def test_two_names_of_one_language_that_languages_csv_does_not_list_are_an_error
     _name_questions(
         folder, {"ha-002": "hau", "ha-003": "Persian", "ha-004": "Farsi", "ha-005": "Hausa\u200b", "ha-006": "eus"}
     )
-    _edit(folder / "questions.csv", "\nha-007,Hausa,", "\nha-007,Basque,")
-    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    edit(folder / "questions.csv", "\nha-007,Hausa,", "\nha-007,Basque,")
+    problems = problems_of(folder)
     assert problems == [
         "questions.csv, line 3, field 'language': 'hau' and 'Hausa' (first on line 2) name one language, Hausa "
         "(ha): use one name, or list the language in languages.csv with the name to show",
@@ -256,7 +243,7 @@ def test_two_names_of_one_language_that_languages_csv_does_not_list_are_an_error
 
 def test_a_name_that_matches_only_loosely_is_an_error_with_the_closest_names_unless_languages_csv_lists_it(folder):
     _name_questions(folder, {"ha-002": "Klingonese", "ha-003": "Ga"})
-    problems = [p.replace(str(folder) + "/", "") for p in _problems(folder)]
+    problems = problems_of(folder)
     assert len(problems) == 2
     assert problems[0].startswith(
         "questions.csv, line 3, field 'language': unknown language 'Klingonese': not in languages.csv, and "
@@ -291,7 +278,7 @@ def test_a_name_with_letters_the_confusables_table_maps_resolves_exactly():
 def test_languages_csv_lists_a_language_once(folder):
     with open(folder / "languages.csv", "a", encoding="utf-8") as handle:
         handle.write("Haoussa,hau,high\n")
-    assert [p.replace(str(folder) + "/", "") for p in _problems(folder)] == [
+    assert problems_of(folder) == [
         "languages.csv, line 6, field 'code': 'hau' is Hausa (ha), which line 2 lists as 'Hausa': a language is "
         "listed once, under the name figures show"
     ]
@@ -570,17 +557,15 @@ def test_a_study_file_changed_during_the_build_is_refused_and_the_database_kept(
 def test_a_metric_value_off_its_range_by_rounding_only_is_within_it_and_one_outside_is_named_as_written(folder):
     """Found converting a real study (TruthfulQA-Multi's BLEU per answer, issue 34): a perfect BLEU computed
     in floating point is 100.00000000000004, refused as "is 100, outside [0, 100]"."""
-    _edit(
+    edit(
         folder / "study.toml",
         "[metrics.score]\nhigher_is_better = true\nrange = [0, 1]",
         "[metrics.score]\nhigher_is_better = true\nrange = [0, 100]",
     )
-    _edit(folder / "metrics.csv", "ha-001,alpha-7b,score,0.6036", "ha-001,alpha-7b,score,100.00000000000004")
+    edit(folder / "metrics.csv", "ha-001,alpha-7b,score,0.6036", "ha-001,alpha-7b,score,100.00000000000004")
     values = study.read(folder).metric_values
     assert values.filter(
         pl.col("question_key") == "ha-001", pl.col("model") == "alpha-7b", pl.col("metric") == "score"
     )["value"].to_list() == [100.00000000000004]
-    _edit(folder / "metrics.csv", "ha-001,alpha-7b,score,100.00000000000004", "ha-001,alpha-7b,score,100.001")
-    assert [p.replace(str(folder) + "/", "") for p in _problems(folder)] == [
-        "metrics.csv, line 2, field 'value': is 100.001, outside score's range [0, 100]"
-    ]
+    edit(folder / "metrics.csv", "ha-001,alpha-7b,score,100.00000000000004", "ha-001,alpha-7b,score,100.001")
+    assert problems_of(folder) == ["metrics.csv, line 2, field 'value': is 100.001, outside score's range [0, 100]"]

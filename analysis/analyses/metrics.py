@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ..core.text import inert
-from ..stats import comparisons, intervals
+from ..stats import comparisons, intervals, significance
 from . import dimensions, ranking, tiers
 
 # From this size on a metric's values are printed in three significant digits (`Metric.value_format`).
@@ -251,21 +251,9 @@ def collection_tests(compared: pl.DataFrame, orders: dimensions.Orders) -> pl.Da
         **comparisons.RESULT_SCHEMA,
     }
     table = pl.DataFrame(rows, schema=schema)
-    return table.with_columns(p_holm=pl.Series(holm(table["p_value"].to_numpy()), dtype=pl.Float64))
-
-
-def holm(p_values: np.ndarray) -> list[float | None]:
-    """Holm's step-down correction of the p values (NaN or None: no test) for the number of tests run."""
-    p = np.array([np.nan if v is None else v for v in p_values], dtype=float)
-    tested = np.flatnonzero(~np.isnan(p))
-    adjusted = np.full(len(p), np.nan)
-    order = tested[np.argsort(p[tested], kind="stable")]
-    m = len(order)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
-    return [None if np.isnan(v) else float(v) for v in adjusted]
+    # (a comparison not run has no p value: NaN to Holm, which leaves it out of the family, and null again after)
+    adjusted = significance.holm(table["p_value"].cast(pl.Float64).fill_null(math.nan).to_numpy())
+    return table.with_columns(p_holm=pl.Series(adjusted, dtype=pl.Float64, nan_to_null=True))
 
 
 def collection_title(orders: dimensions.Orders) -> str:

@@ -313,25 +313,25 @@ def rank_intervals(
         .group_by(group, model, unit)
         .agg(pl.col(value).mean())
     )
+    schema = {
+        group: frame.schema[group],
+        model: frame.schema[model],
+        "mean": pl.Float64(),
+        "rank": pl.Int64(),
+        "rank_low": pl.Int64(),
+        "rank_high": pl.Int64(),
+    }
     groups = frame[group].unique().sort().to_list()
     models = frame[model].unique().sort().to_list()
     if not groups or not models:
-        return pl.DataFrame(
-            schema={
-                group: frame.schema[group],
-                model: frame.schema[model],
-                "mean": pl.Float64,
-                "rank": pl.Int64,
-                "rank_low": pl.Int64,
-                "rank_high": pl.Int64,
-            }
-        )
+        return pl.DataFrame(schema=schema)
     rng = np.random.default_rng(seed)
     sign = -1.0 if better == "higher" else 1.0
     model_index = {m: i for i, m in enumerate(models)}
     group_means = np.full((n_resamples + 1, len(groups), len(models)), np.nan)
+    parts = frame.partition_by(group, as_dict=True)
     for g, name in enumerate(groups):
-        part = frame.filter(pl.col(group) == name)
+        part = parts[(name,)]
         units = part[unit].unique().sort().to_list()
         unit_index = {u: i for i, u in enumerate(units)}
         table = np.full((len(units), len(models)), np.nan)
@@ -361,18 +361,7 @@ def rank_intervals(
             if math.isnan(means[0, m]):
                 continue
             rows.append((name, model_name, float(means[0, m]), int(point[m]), int(low[m]), int(high[m])))
-    return pl.DataFrame(
-        rows,
-        schema={
-            group: frame.schema[group],
-            model: frame.schema[model],
-            "mean": pl.Float64,
-            "rank": pl.Int64,
-            "rank_low": pl.Int64,
-            "rank_high": pl.Int64,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""Holm's step-down adjustment, in each of its implementations (`stats.significance.holm` and `_holm_frame`,
-`analyses.metrics.holm`): a hand-computed family, statsmodels' `multipletests` and the definition written
+"""Holm's step-down adjustment, in both its implementations (`stats.significance.holm` for one family,
+`_holm_frame` for the families of a table), and as the collections' comparison applies it: a hand-computed family, statsmodels' `multipletests` and the definition written
 out as oracles, and the properties every adjustment has (never below the raw p value, at most 1, monotone in the raw order)."""
 
 import math
@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
-from analysis.analyses import metrics
 from analysis.stats import significance
 
 pytestmark = pytest.mark.fast
@@ -27,11 +26,7 @@ def _by_frame(p: list[float]) -> list[float]:
     return [math.nan if v is None else v for v in adjusted.to_list()]
 
 
-def _by_metrics(p: list[float]) -> list[float]:
-    return [math.nan if v is None else v for v in metrics.holm(np.array(p, dtype=float))]
-
-
-HOLM = {"significance.holm": _by_numpy, "significance._holm_frame": _by_frame, "metrics.holm": _by_metrics}
+HOLM = {"significance.holm": _by_numpy, "significance._holm_frame": _by_frame}
 
 # Sorted: 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> 0.06 (the running maximum:
 # without it the largest raw p value would get a smaller adjusted one than the one before it).
