@@ -482,11 +482,11 @@ SURFACE_JUDGED = Denominator(
 class SurfaceMetric:
     """One surface metric: the share of a cell's answers (`denominator`) whose per-answer verdict `column`
     of `answer_surface` is true. Every place that shows it reads this record: the reports' rates, cells,
-    heatmaps and CSVs (`analyses.surface`), the surface tables (`viz.tables`), the explorer (`ui.explorer`)
-    and docs/schema.md. `needs_language`: the verdict needs the language verdict, so the cells of a
-    language that is not identified have no value. `new_column`: the verdict's own column, for a metric
-    whose verdict no column of `answer_surface` holds yet; the table gets it from here (the build computes
-    it in `pipeline.surface._finish`)."""
+    heatmaps and CSVs (`analyses.surface`), the surface tables (`viz.table_specs`), the explorer
+    (`ui.explorer_logic`) and docs/schema.md. `needs_language`: the verdict needs the language verdict, so
+    the cells of a language that is not identified have no value. `new_column`: the verdict's own column,
+    for a metric whose verdict no column of `answer_surface` holds yet; the table gets it from here (the
+    build computes it in `pipeline.surface._finish`)."""
 
     key: str  # the share's column in the reports' CSVs, `pct_...`; its heatmap is `heatmap_<key>`
     column: str  # the per-answer verdict: true, false, or NULL where the answer is not judged

@@ -9,10 +9,10 @@ import pytest
 
 from analysis import store
 from analysis.analyses import answers as answers_query
-from analysis.analyses import surface
+from analysis.analyses import dimensions, surface
 from analysis.core import paths
 from analysis.core.text import inert
-from analysis.ui import explorer
+from analysis.ui import explorer, explorer_logic
 from analysis.viz import answers as answer_views
 
 
@@ -37,7 +37,7 @@ def test_answers_are_every_answer_with_question_and_rating(con):
 
 
 def test_metric_cells_equal_a_recomputation_in_sql(con):
-    cells = explorer.metric_cells(answers_query.load_answers(con), explorer.METRIC_BY_KEY["answer_bytes"])
+    cells = explorer_logic.metric_cells(answers_query.load_answers(con), explorer_logic.METRIC_BY_KEY["answer_bytes"])
     expected = con.sql("""
         SELECT m.display_name AS model_name, q.language, q.question_type, avg(a.n_bytes) AS value, count(*) AS n_answers
         FROM answers a JOIN questions q USING (question_id) JOIN models m USING (model)
@@ -46,7 +46,7 @@ def test_metric_cells_equal_a_recomputation_in_sql(con):
     assert got.drop("value").equals(expected.drop("value"))
     assert got["value"].to_list() == pytest.approx(expected["value"].to_list())
     # a share is a percentage
-    empty = explorer.metric_cells(answers_query.load_answers(con), explorer.METRIC_BY_KEY["empty_share"])
+    empty = explorer_logic.metric_cells(answers_query.load_answers(con), explorer_logic.METRIC_BY_KEY["empty_share"])
     n_empty = con.sql("SELECT count(*) FROM answers WHERE NOT is_human AND text = ''").fetchall()[0][0]
     assert (empty["value"] / 100 * empty["n_answers"]).sum() == pytest.approx(n_empty)
     assert ((empty["ci_low"] <= empty["value"]) & (empty["value"] <= empty["ci_high"])).all()
@@ -73,23 +73,23 @@ def _colour_domains(chart) -> list:
 
 
 def test_the_default_metric_is_a_percentage_on_a_scale_that_stays_put(explore):
-    assert explorer.METRIC_BY_KEY[explore.metric.value].kind == "share"
-    explore.language.value = explorer.ALL
+    assert explorer_logic.METRIC_BY_KEY[explore.metric.value].kind == "share"
+    explore.language.value = explorer_logic.ALL
     assert _colour_domains(explore.chart) == [[0, 100]]
     explore.category.value = explore.category.options[1]
     assert _colour_domains(explore.chart) == [[0, 100]]
     # "100", never "100%", in a cell: the value is a percentage and the cell text a plain number
-    assert explorer.METRIC_BY_KEY[explore.metric.value].value_format == ".0f"
+    assert explorer_logic.METRIC_BY_KEY[explore.metric.value].value_format == ".0f"
     # a mean keeps the scale of the whole database whatever the filters
     explore.metric.value = "answer_bytes"
     one_category = _colour_domains(explore.chart)
-    explore.category.value = explorer.ALL
+    explore.category.value = explorer_logic.ALL
     assert _colour_domains(explore.chart) == one_category and one_category[0][1] > 1000
     explore.metric.value = "pct_surface_ok"
 
 
 def test_specific_and_agnostic_stacked_and_unreliable_languages_not_identified(explore):
-    explore.language.value = explorer.ALL
+    explore.language.value = explorer_logic.ALL
     spec = explore.chart.to_dict()
     # In the suite's order, with the line between the high- and the low-resource languages.
     assert spec["facet"]["field"] == "question_type" and spec["facet"]["sort"] == ["specific", "agnostic"]
@@ -107,13 +107,13 @@ def test_specific_and_agnostic_stacked_and_unreliable_languages_not_identified(e
     german = [r for r in rows if r["language"] == "German"]
     assert all(r["status"] is None and r["value"] is not None for r in german)
     # the length of an answer does not need the language verdict: Kirundi has its values
-    cells = explorer.metric_cells(explore.answers, explorer.METRIC_BY_KEY["answer_bytes"])
+    cells = explorer_logic.metric_cells(explore.answers, explorer_logic.METRIC_BY_KEY["answer_bytes"])
     assert cells.filter(cells["language"] == "Kirundi")["value"].null_count() == 0
 
 
 def test_a_search_box_finds_questions_by_their_words(explore):
-    explore.language.value = explorer.ALL
-    assert len(explore.question.options) == explorer.QUESTIONS_LISTED + 1
+    explore.language.value = explorer_logic.ALL
+    assert len(explore.question.options) == explorer_logic.QUESTIONS_LISTED + 1
     row = explore.answers.filter(pl.col("language") == "German").row(0, named=True)
     word = max(row["question_text_en"].split(), key=len).strip("?.,")
     explore.search.value = word.upper()
@@ -124,7 +124,7 @@ def test_a_search_box_finds_questions_by_their_words(explore):
         for r in explore.answers.filter(pl.col("question_id").is_in(ids)).iter_rows(named=True)
     )
     explore.search.value = "no question holds this zzqxj"
-    assert explore.question.options == ((f"{explorer.ALL} (0 questions)", None),)
+    assert explore.question.options == ((f"{explorer_logic.ALL} (0 questions)", None),)
     explore.search.value = ""
 
 
@@ -172,7 +172,7 @@ def test_the_overview_stays_whole_and_outlines_the_chosen_cell(explore, con):
     # A heatmap click chooses a model, a language and a question type; the question falls away when it
     # no longer matches.
     explore.select_cell("GPT-4o", "Hindi", "agnostic")
-    assert explore.filters == explorer.Filters(language="Hindi", model="GPT-4o", question_type="agnostic")
+    assert explore.filters == explorer_logic.Filters(language="Hindi", model="GPT-4o", question_type="agnostic")
     assert explore.question.value is None and set(explore.filtered["model_name"]) == {"GPT-4o"}
     assert explore.overview.params.calmqa_chosen == {
         "model_name": "GPT-4o",
@@ -195,7 +195,7 @@ def test_a_click_on_a_redrawn_chart_still_chooses_a_cell(explore):
     explore.metric.value = "pct_repetition"
     cell = {"model_name": "Llama 3 70B", "language_label": "Kirundi †", "question_type": "specific"}
     explore.overview._vl_selections = {"calmqa_pick": {"value": {"vlPoint": {"or": [cell]}}, "store": []}}
-    assert explore.filters == explorer.Filters(language="Kirundi", model="Llama 3 70B", question_type="specific")
+    assert explore.filters == explorer_logic.Filters(language="Kirundi", model="Llama 3 70B", question_type="specific")
     explore.metric.value = "pct_surface_ok"
 
 
@@ -256,7 +256,7 @@ def test_only_the_failures_and_paging_through_every_question(explore):
     assert explore.page == 0
     # Reset returns to the whole overview
     explore.reset()
-    assert explore.filters == explorer.Filters() and explore.overview.params.calmqa_chosen == {}
+    assert explore.filters == explorer_logic.Filters() and explore.overview.params.calmqa_chosen == {}
     assert not explore.only_failures.value and explore.metric.value == "pct_correct_language"
     explore.metric.value = "pct_surface_ok"
 
@@ -292,9 +292,9 @@ def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, 
             "SELECT (SELECT count(*) FROM metrics) + (SELECT count(DISTINCT criterion) FROM criterion_levels)"
         ).fetchall()[0][0]
     # the suite's own metrics, then one per metric and rating criterion of the study
-    assert len(explore.metric.options) == len(explorer.METRICS) + n_scales
+    assert len(explore.metric.options) == len(explorer_logic.METRICS) + n_scales
     explore.metric.value = "pct_repetition"
-    cells = explorer.metric_cells(explore.answers, explorer.METRIC_BY_KEY["pct_repetition"])
+    cells = explorer_logic.metric_cells(explore.answers, explorer_logic.METRIC_BY_KEY["pct_repetition"])
     with store.connect(database) as con:
         n_repeating = con.sql("SELECT count(*) FROM answer_surface WHERE repetition").fetchall()[0][0]
     assert (cells["value"].fill_null(0) / 100 * cells["n_answers"]).sum() == pytest.approx(n_repeating)
@@ -310,7 +310,7 @@ def test_surface_metrics_appear_only_with_the_surface_table(database, tmp_path, 
         con.execute("DROP TABLE answer_surface")
     with store.connect(copy) as con:
         without = explorer.Explorer(con)
-        assert [m.key for m in explorer.available_metrics(without.has_surface)] == ["empty_share", "answer_bytes"]
+        assert [m.key for m in explorer_logic.available_metrics(without.has_surface)] == ["empty_share", "answer_bytes"]
         assert without.metric.value == "empty_share"
         assert "no <code>answer_surface</code> table" in without.status.value
 
@@ -341,10 +341,10 @@ def test_the_live_explorer_hides_the_note_for_a_notebook_without_kernel(explore)
 def test_the_explorer_and_report_03_give_the_same_tiers(con):
     # the explorer's cells of a surface metric carry the tiers that report 03's cells carry (both paired
     # on the same answers), and its chart marks the top tier
-    answers = explorer.load_answers(con)
-    metric = explorer.METRIC_BY_KEY["pct_surface_ok"]
-    cells = explorer.metric_cells(answers, metric)
-    rates, orders = surface.rates_by_model_language(con), explorer.dimensions.Orders.of(con)
+    answers = answers_query.load_answers(con)
+    metric = explorer_logic.METRIC_BY_KEY["pct_surface_ok"]
+    cells = explorer_logic.metric_cells(answers, metric)
+    rates, orders = surface.rates_by_model_language(con), dimensions.Orders.of(con)
     report = surface.metric_cells(rates, "pct_surface_ok", orders, surface.answer_verdicts(con))
     mine = cells.filter(pl.col("tier").is_not_null()).select(
         pl.col("model_name").alias("model"), "language", "question_type", "tier"
@@ -352,7 +352,7 @@ def test_the_explorer_and_report_03_give_the_same_tiers(con):
     theirs = report.filter(pl.col("tier").is_not_null()).select("model", "language", "question_type", "tier")
     assert mine.height > 0
     assert mine.sort(pl.all()).equals(theirs.sort(pl.all()))
-    spec = explorer.explorer_chart(cells, metric, (0, 100), orders).to_dict()
+    spec = explorer_logic.explorer_chart(cells, metric, (0, 100), orders).to_dict()
     assert "datum.tier === 1" in str(spec)
 
 

@@ -6,7 +6,7 @@ import pytest
 from study_tables import study_database
 
 from analysis.core import paths
-from analysis.ui import explorer
+from analysis.ui import explorer, explorer_logic
 
 EXAMPLE = paths.ROOT / "data" / "examples" / "study"
 
@@ -44,7 +44,7 @@ def test_a_rating_cell_is_the_mean_level_and_its_sentence_counts_each_level(expl
         (pl.col("criterion") == "fluency") & (pl.col("language") == "Hausa") & (pl.col("question_type") == "factual")
     ).with_columns(model=pl.col("model").replace_strict(names), level=pl.col("rating").replace_strict(position))
     metric = explore.metrics["rating:fluency"]
-    cells = explorer.metric_cells(explore.answers, metric).filter(
+    cells = explorer_logic.metric_cells(explore.answers, metric).filter(
         (pl.col("language") == "Hausa") & (pl.col("question_type") == "factual")
     )
     for model, value in cells.select("model_name", "value").iter_rows():
@@ -53,9 +53,11 @@ def test_a_rating_cell_is_the_mean_level_and_its_sentence_counts_each_level(expl
         by_answer = mine.group_by("question_id").agg(pl.col("level").mean())["level"].mean()
         assert value == pytest.approx(by_answer), model
     model = cells["model_name"][0]
-    filters = explorer.Filters(language="Hausa", model=model, question_type="factual")
-    frame = explorer.apply_filters(explore.answers, explorer.Filters(language="Hausa", question_type="factual"))
-    sentence = explorer.cell_sentence(frame, filters, metric, 10, 0, explore.orders)
+    filters = explorer_logic.Filters(language="Hausa", model=model, question_type="factual")
+    frame = explorer_logic.apply_filters(
+        explore.answers, explorer_logic.Filters(language="Hausa", question_type="factual")
+    )
+    sentence = explorer_logic.cell_sentence(frame, filters, metric, 10, 0, explore.orders)
     counts = expected.filter(pl.col("model") == model).group_by("rating").len()
     for level, n in counts.iter_rows():
         assert f"{level}: {n}" in sentence
@@ -66,9 +68,11 @@ def test_a_metric_lists_the_chosen_model_s_worst_answers_first(explore):
     names, _, metrics = _oracle()
     for key, worst_first_descending in (("metric:score", False), ("metric:flawed", True)):
         metric = explore.metrics[key]
-        frame = explorer.apply_filters(explore.answers, explorer.Filters(language="Swahili", question_type="opinion"))
+        frame = explorer_logic.apply_filters(
+            explore.answers, explorer_logic.Filters(language="Swahili", question_type="opinion")
+        )
         model = "Beta 70B"
-        listed = explorer.question_ids(frame, metric, False, model)
+        listed = explorer_logic.question_ids(frame, metric, False, model)
         names_by_id = dict(frame.select("question_id", "question_name").unique().iter_rows())
         mine = metrics.filter(
             (pl.col("metric") == key.split(":")[1])

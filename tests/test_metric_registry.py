@@ -22,8 +22,8 @@ from analysis import schema, store
 from analysis.analyses import answer_verdicts, dimensions, scores, surface
 from analysis.analyses import answers as answers_query
 from analysis.reporting import docs
-from analysis.ui import explorer
-from analysis.viz import export, tables
+from analysis.ui import explorer_logic
+from analysis.viz import export, table_specs
 
 
 def _planted(tiny_database, tmp_path, unidentified: str, mixed: bool = True):
@@ -89,7 +89,7 @@ from analysis import store
 from analysis.analyses import dimensions, paper_items, surface
 from analysis.analyses import answers as answers_query
 from analysis.reporting import docs
-from analysis.ui import explorer
+from analysis.ui import explorer_logic
 from analysis.viz import export, surface_charts, tables
 
 con = store.connect(database)
@@ -106,9 +106,9 @@ found["table_html"] = table.html
 answers = answers_query.load_answers(con)
 found["explorer"] = {
     m.key: {"title": m.title, "better": m.better, "fails_when": m.fails_when, "failure": m.failure}
-    for m in explorer.available_metrics(True)
+    for m in explorer_logic.available_metrics(True)
 }
-export.save_table(explorer.metric_cells(answers, explorer.METRIC_BY_KEY["pct_apology"]), out, "explorer_pct_apology")
+export.save_table(explorer_logic.metric_cells(answers, explorer_logic.METRIC_BY_KEY["pct_apology"]), out, "explorer_pct_apology")
 found["docs"] = docs.schema_page()
 found["notebook 03 draws after the paper's figures"] = paper_items.beyond_surface_figures(surface.METRICS)
 print(json.dumps(found))
@@ -193,20 +193,20 @@ def test_a_change_to_a_record_changes_every_place_that_shows_the_metric(edited_r
 def test_every_reader_takes_the_registry_in_its_order():
     keys = [m.key for m in schema.SURFACE_METRICS]
     assert list(surface.METRICS) == keys
-    assert [m.key for m in explorer.METRICS if m.needs_surface] == keys
+    assert [m.key for m in explorer_logic.METRICS if m.needs_surface] == keys
     assert surface.LANGUAGE_METRICS == tuple(m.key for m in schema.SURFACE_METRICS if m.needs_language)
-    spec = tables.spec_for("rates_by_model")
+    spec = table_specs.spec_for("rates_by_model")
     assert all(spec.labels[m.key] == m.label and spec.decimals[m.key] == m.decimals for m in schema.SURFACE_METRICS)
     assert all(f"| `{m.key}` | `{m.column}` | {m.title} |" in docs.schema_page() for m in schema.SURFACE_METRICS)
 
 
 def test_the_score_tables_name_each_score_by_its_one_record(monkeypatch):
     assert [score.column for score in scores.SCORE_LIST] == list(scores.SCORES)
-    named = tables.spec_for("table2_scores_by_model").values["score"]
+    named = table_specs.spec_for("table2_scores_by_model").values["score"]
     assert named == {score.column: score.short for score in scores.SCORE_LIST}
     monkeypatch.setitem(scores.SCORE_SHORT, "s_fact", "Factuality")
-    assert tables.spec_for("table2_scores_by_model").values["score"]["s_fact"] == "Factuality"
-    assert tables.spec_for("scores_by_model").values["score"]["s_fact"] == "Factuality"
+    assert table_specs.spec_for("table2_scores_by_model").values["score"]["s_fact"] == "Factuality"
+    assert table_specs.spec_for("scores_by_model").values["score"]["s_fact"] == "Factuality"
 
 
 # --------------------------------------------------------------- the cell-status rule: one definition
@@ -237,7 +237,7 @@ def _statuses(con) -> dict[str, str | None]:
     for metric in surface.METRICS:
         cells = surface.metric_cells(rates, metric, orders).filter(chosen & (pl.col("model") == "GPT-4o"))
         found[f"report {metric}"] = cells["status"].item()
-        shown = explorer.metric_cells(answers, explorer.METRIC_BY_KEY[metric])
+        shown = explorer_logic.metric_cells(answers, explorer_logic.METRIC_BY_KEY[metric])
         found[f"explorer {metric}"] = shown.filter(chosen & (pl.col("model_name") == "GPT-4o"))["status"].item()
     score_cells = scores.score_cells(scores.answer_scores(con), "s_surf", orders=orders, min_valid=1)
     found["report s_surf"] = score_cells.filter(chosen & (pl.col("model") == "GPT-4o"))["status"].item()
@@ -276,7 +276,7 @@ def test_the_explorer_shows_every_surface_cell_as_the_reports_figure_csv(tiny_da
             schema_overrides={"status": pl.String, metric: pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64},
         )
         shown = (
-            explorer.metric_cells(answers, explorer.METRIC_BY_KEY[metric])
+            explorer_logic.metric_cells(answers, explorer_logic.METRIC_BY_KEY[metric])
             .rename({"model_name": "model"})
             .with_columns(pl.col("value", "ci_low", "ci_high").round(spec.decimals))
         )

@@ -8,7 +8,7 @@ import polars as pl
 
 from analysis.analyses import paper_check
 from analysis.io import paper
-from analysis.viz import tables
+from analysis.viz import table_specs
 
 # The columns of a row of the paper's numbers beside the suite's that identify it and show its values.
 SHOWN = ("item", "row", "column", "paper", "suite", "status")
@@ -66,7 +66,7 @@ def test_every_claim_a_report_computes_is_beside_the_papers_value(built_reports)
                 claim["column"],
                 claim["printed"],
                 paper_check.suite_text(claim["value_suite"], claim["decimals"], claim["printed"]),
-                tables.STATUS_MARKS[claim["status"]],
+                table_specs.STATUS_MARKS[claim["status"]],
             )
             if expected not in shown:
                 missing.append(f"{notebook}: {claim['claim_id']} {expected}")

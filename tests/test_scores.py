@@ -17,7 +17,7 @@ from analysis.io.calmqa import UNRELIABLE_LANGUAGES
 from analysis.pipeline import imports
 from analysis.reporting import provenance, run
 from analysis.stats import comparisons, intervals
-from analysis.viz import tables
+from analysis.viz import table_specs
 
 # ------------------------------------------------------------------------------------ S per answer
 
@@ -418,7 +418,7 @@ def test_answer_scores_notebook_without_metrics(built_reports, name, surface_dat
     table = pl.read_csv(out / "scores_by_model.csv")
     # Only the score the database has: no row of dashes for the scores that need imported metrics.
     assert set(table["score"]) == {"s_surf"} and table["mean"].null_count() == 0
-    assert "blank" not in tables.SPECS["scores_by_model"].caption
+    assert "blank" not in table_specs.SPECS["scores_by_model"].caption
 
 
 def test_answer_scores_notebook_with_imported_metrics(metrics_database, tmp_path):

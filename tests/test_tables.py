@@ -1,5 +1,5 @@
-"""The report tables (analysis/viz/tables.py): what a reader sees of a frame, and that every spec belongs
-to a table a notebook shows."""
+"""The report tables (analysis/viz/tables.py, from the specs of analysis/viz/table_specs.py): what a reader
+sees of a frame, and that every spec belongs to a table a notebook shows."""
 
 import re
 
@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from analysis.core import paths
-from analysis.viz import tables
+from analysis.viz import table_specs, tables
 
 
 def _cells(table: tables.Table) -> list[str]:
@@ -28,13 +28,13 @@ def test_a_frame_is_shown_for_people():
     table = tables.show(frame, "rates_by_model")
     cells = _cells(table)
     assert "Claude 3 Opus" in table.html and "claude-3-opus" not in table.html  # display names, grouped rows
-    assert "97.9" in cells and tables.MISSING in cells  # fixed decimals; a dash for a missing value
+    assert "97.9" in cells and table_specs.MISSING in cells  # fixed decimals; a dash for a missing value
     assert {"yes", "no"} <= set(cells) and "12,345" in cells
     assert "culturally specific" in cells and "% correct language" in table.html
     assert not {"None", "null", "true", "false", "NaN"} & set(cells)
     assert "<script>alert" not in table.html and "&lt;script&gt;" in table.html
     assert "shape:" not in table.html and not any(c.startswith('"') for c in cells)
-    assert tables.SPECS["rates_by_model"].caption in table.html
+    assert table_specs.SPECS["rates_by_model"].caption in table.html
 
 
 def test_table4_is_wide_as_in_the_paper():
@@ -114,17 +114,17 @@ def test_every_spec_is_a_table_a_notebook_shows():
     )
     unused = [
         name
-        for name in tables.SPECS
+        for name in table_specs.SPECS
         if not name.startswith("*") and f'\\"{name}\\"' not in sources and f'"{name}"' not in sources
     ]
     assert not unused, f"specs of tables no notebook shows: {unused}"
 
 
-@pytest.mark.parametrize("name", sorted(n for n in tables.SPECS if not n.startswith("*")))
+@pytest.mark.parametrize("name", sorted(n for n in table_specs.SPECS if not n.startswith("*")))
 def test_a_spec_labels_only_columns_it_can_have(name):
-    spec = tables.SPECS[name]
+    spec = table_specs.SPECS[name]
     if spec.wide is not None:
-        assert set(spec.wide.values) <= set(spec.labels) | set(tables.LABELS)
+        assert set(spec.wide.values) <= set(spec.labels) | set(table_specs.LABELS)
     for columns in spec.spanners.values():
         assert set(columns) <= set(spec.labels)
 

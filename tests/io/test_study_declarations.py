@@ -17,7 +17,7 @@ from analysis.analyses import answers, ratings
 from analysis.core import paths
 from analysis.core.errors import Problems
 from analysis.io import study
-from analysis.ui import explorer
+from analysis.ui import explorer_logic
 
 pytestmark = pytest.mark.fast
 
@@ -87,7 +87,7 @@ def test_word_levels_reach_the_database_reports_and_explorer_in_the_declared_ord
     assert {c.name: c.levels for c in ratings.criteria(con)} == expected
     scales = answers.scales(con)
     assert {s.name: s.levels for s in scales if s.kind == "rating"} == expected
-    assert {s.name: explorer.scale_metric(s).levels for s in scales if s.kind == "rating"} == expected
+    assert {s.name: explorer_logic.scale_metric(s).levels for s in scales if s.kind == "rating"} == expected
 
 
 def test_metric_directions_reach_the_reports_and_explorer_as_declared(shuffled_study):
@@ -96,4 +96,4 @@ def test_metric_directions_reach_the_reports_and_explorer_as_declared(shuffled_s
     assert set(expected.values()) == {"higher", "lower"}  # the example declares both
     scales = answers.scales(study_database(folder))
     assert {s.name: s.better for s in scales if s.kind == "metric"} == expected
-    assert {s.name: explorer.scale_metric(s).better for s in scales if s.kind == "metric"} == expected
+    assert {s.name: explorer_logic.scale_metric(s).better for s in scales if s.kind == "metric"} == expected

@@ -9,7 +9,7 @@ import pytest
 from analysis.analyses import dimensions
 from analysis.analyses.answers import Scale
 from analysis.analyses.tiers import TIER_COLUMNS
-from analysis.ui import explorer
+from analysis.ui import explorer_logic
 from analysis.viz import theme
 
 pytestmark = pytest.mark.fast
@@ -48,10 +48,10 @@ def _find(node, key):
 @pytest.mark.parametrize("better", ["higher", "lower"])
 def test_the_explorer_colours_a_study_metric_by_its_declared_better_end(better):
     scale = Scale("metric:m", "m", "metric", "study_metric_0", better, (0.0, 1.0))
-    metric = explorer.scale_metric(scale)
+    metric = explorer_logic.scale_metric(scale)
     assert metric.better == better
     orders = dimensions.Orders(["a", "b"], ["x", "y"], ["x", "y"])
-    spec = explorer.explorer_chart(_cells(), metric, (0.0, 1.0), orders).to_dict()
+    spec = explorer_logic.explorer_chart(_cells(), metric, (0.0, 1.0), orders).to_dict()
     schemes = {s["scheme"] for s in _find(spec, "scale") if isinstance(s, dict) and "scheme" in s}
     assert schemes == {theme.SCHEMES[better]}
     assert f"{better} is better" in str(list(_find(spec, "title")))
