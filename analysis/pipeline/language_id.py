@@ -8,7 +8,7 @@ the text then goes to langid (analyses.md section 3). The top language of CLD2's
 `langid` classifies one text at a time in pure Python, which makes it the slow part of the pipeline.
 `LangidBatch` runs langid's own model (the one shipped in the langid package) on many texts at once:
 the same byte-level automaton walk, done for a whole batch per byte position with numpy, and the same
-naive Bayes scores, so its verdicts are langid's (tests/test_surface.py compares them).
+naive Bayes scores, so its verdicts are langid's (tests/pipeline/test_surface.py compares them).
 """
 
 import contextlib

@@ -7,7 +7,7 @@ verifies against tiktoken's sha256, so the token ids are tiktoken's and nothing 
 quicktok's C++ encoder (`quicktok_o200k()`) is an independent implementation of the same encoding and
 about four times as fast: the surface stage tokenizes with it, and tiktoken's is the reference it is
 checked against. `compare_implementations` encodes texts with both and reports any difference
-(tests/test_tokenizer.py on a sample of the release and on awkward texts, `make check-tokenizer` on
+(tests/pipeline/test_tokenizer.py on a sample of the release and on awkward texts, `make check-tokenizer` on
 every text of a database).
 """
 
@@ -58,7 +58,7 @@ def quicktok_o200k():
     """quicktok's own (C++) implementation of o200k_base, the surface stage's tokenizer: it encodes about
     four times as fast as tiktoken. Its packaged ranks are those `o200k_base_file()` verifies against
     tiktoken's sha256 (checked here before use), and its token ids are tiktoken's on every text of the
-    release (`make check-tokenizer`; tests/test_tokenizer.py on a sample and on awkward texts)."""
+    release (`make check-tokenizer`; tests/pipeline/test_tokenizer.py on a sample and on awkward texts)."""
     import quicktok
 
     o200k_base_file()  # raises unless quicktok's packaged ranks are tiktoken's o200k_base

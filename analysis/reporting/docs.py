@@ -1,5 +1,5 @@
 """The reference pages of docs/ that are generated, never written by hand (`python -m analysis docs`,
-`make docs`; tests/test_docs.py fails when one is not current):
+`make docs`; tests/project/test_docs.py fails when one is not current):
 
 - `docs/schema.md`: every table of the database, its columns and what they mean (from `analysis/schema.py`);
 - `docs/notebooks.md`: every notebook, from the notebook itself: what it shows (its opening text), its
@@ -318,7 +318,7 @@ def performance_page(results: Path = paths.BENCH_RESULTS) -> str:
             "a larger one made the 50x build no faster, only larger.",
             "",
             "The tables are identical to those of the build before this work (every table compared row for row "
-            "at the snapshot's size); `tests/test_db.py` checks that the ids come out as if the whole release had "
+            "at the snapshot's size); `tests/pipeline/test_build.py` checks that the ids come out as if the whole release had "
             "been sorted at once.",
             "",
         ]

@@ -122,7 +122,7 @@ def bootstrap_mean_ci(
         block = max(1, _BOOTSTRAP_BLOCK // len(values))
         resampled = np.empty((min(block, n_resamples), len(values)))
         # 32-bit indices: for fewer than 2**32 values NumPy draws the same indices as for 64-bit ones (both
-        # from 32-bit bounded draws), three times as fast; tests/test_intervals.py checks they are the same.
+        # from 32-bit bounded draws), three times as fast; tests/stats/test_intervals.py checks they are the same.
         index_type = np.int32 if len(values) < 2**31 else np.int64
         for start in range(0, n_resamples, block):
             size = min(block, n_resamples - start)

@@ -113,7 +113,7 @@ CONFIG: dict[str, Any] = {  # Vega-Lite's `config`
 
 # Print: a figure is laid out for the text width of a page or for one column, in points (1/72 in; a
 # Vega-Lite pixel is a PDF point). At that width, cell labels print at 6.5 pt and every other text at
-# 7 pt or more (tests/test_print_figures.py reads the sizes back from the PDFs).
+# 7 pt or more (tests/viz/test_print_pdf.py reads the sizes back from the PDFs).
 POINTS_PER_INCH = 72
 PRINT_WIDTHS = {"page": 6.3 * POINTS_PER_INCH, "column": 3.0 * POINTS_PER_INCH}
 PRINT_PADDING = 4

@@ -73,7 +73,7 @@ def test_docs_without_the_manifests_say_each_notebook_s_files_need_make_figures(
 
 def test_docs_without_the_manifests_keep_the_lists_of_files_the_page_had(tmp_path):
     """On a fresh clone (no run), `make docs` leaves docs/notebooks.md as committed: each list of files is
-    kept from the page it replaces (tests/test_docs.py checks the committed lists against real runs)."""
+    kept from the page it replaces (tests/project/test_docs.py checks the committed lists against real runs)."""
     committed = (paths.DOCS / "notebooks.md").read_text(encoding="utf-8")
     assert docs.notebooks_page(manifests_folder=tmp_path, previous=committed) == committed
     listed = docs.listed_files(committed)

@@ -274,8 +274,8 @@ def test_a_dask_value_that_names_no_cluster_is_refused(study, db, capsys, value)
 
 def start(args: list[str], log: Path) -> subprocess.Popen:
     """A Dask command-line process (`dask scheduler`, `dask worker`) of this environment, as a user starts one;
-    it finds the test's plugins on the path."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(paths.ROOT)])}
+    it finds the test's plugins on the path (this file's folder, and tests/ for the helpers it imports)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent), str(paths.ROOT)])}
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "dask"), *args], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env
     )

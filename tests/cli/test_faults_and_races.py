@@ -1,10 +1,10 @@
 """Hostile faults, Make arguments and races (issue 17), the other half of the corpus of
-test_hostile_inputs.py: an import killed with SIGKILL, a read-only file system, a full disk (a small
+test_bad_input_corpus.py: an import killed with SIGKILL, a read-only file system, a full disk (a small
 tmpfs), an unreadable file (the command run as another user), names Make cannot carry or that hold
 shell syntax, an import waiting while the database is rebuilt, two imports at once, and a report
 whose database changes while its notebook runs.
 
-Each case asserts what test_hostile_inputs.py does: the exit status, the message naming the place, no
+Each case asserts what test_bad_input_corpus.py does: the exit status, the message naming the place, no
 traceback, the database byte-identical with nothing left beside it. Where the machine does not permit
 a fault (mounting a tmpfs needs root), the test is skipped with the reason.
 """

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "data" / "raw" / "calmqa"
 CLAIMS = ROOT / "data" / "paper" / "claims"
 # detect_lang.py sends these languages to polyglot (CLD2); all others go to langid.

@@ -86,3 +86,15 @@ def test_changelog_fragments_are_named_by_issue_and_type_and_build():
     ).stdout
     for fragment in fragments:
         assert fragment.read_text(encoding="utf-8").strip()[:60] in draft, fragment.name
+
+
+def test_the_tests_are_laid_out_like_the_package():
+    """Each test file is in a folder of tests/ named for a layer or top-level module of the package (cli/ for
+    cli.py), or in project/, and no two have one name (CONTRIBUTING.md, "How the tests are laid out")."""
+    tests = ROOT / "tests"
+    folders = {p.stem for p in (ROOT / "analysis").iterdir() if not p.name.startswith("_")} | {"project"}
+    files = sorted(tests.rglob("test_*.py"))
+    misplaced = [str(p.relative_to(tests)) for p in files if p.parent.parent != tests or p.parent.name not in folders]
+    assert not misplaced, f"test files outside tests/<layer>/: {misplaced}"
+    names = [p.name for p in files]
+    assert not {name for name in names if names.count(name) > 1}, "two test files of one name"

@@ -7,7 +7,7 @@ otherwise), that the message names the place (file, record and field, or the pat
 that no traceback reaches stdout or stderr, that the database is byte-identical with nothing left
 beside it, and, for the classes that were once accepted wrongly, the refusal or the value stored.
 Faults (a killed import, a read-only or full disk, an unreadable file), Make's arguments and races
-are in test_hostile_faults.py.
+are in test_faults_and_races.py.
 """
 
 import gzip
@@ -1097,7 +1097,7 @@ def test_hostile_input(name, request, tmp_path, shared_database, capsys):
 
 
 def test_the_corpus_is_broad():
-    """At least 60 cases in all, over every kind of input, beside test_bad_inputs.py's."""
+    """At least 60 cases in all, over every kind of input, beside pipeline/test_bad_release_files.py's."""
     kinds = {name.split(":")[0].split(" ")[0] for name in CASES}
     assert len(CASES) >= 60 and {"release", "database", "import", "nativqa", "claims"} <= kinds
 

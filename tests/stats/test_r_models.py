@@ -163,7 +163,7 @@ def test_mixed_logistic_respects_the_reference_level(frame):
 def test_cohens_kappa_agrees_with_r_psych():
     # issue 37: the suite's Cohen's kappa (unweighted and with quadratic weights) against R's psych::cohen.kappa,
     # whose default weights are quadratic. Krippendorff's alpha has no R implementation in Debian 12 (irr is
-    # not packaged): tests/test_significance.py checks it against the worked example of Krippendorff's paper.
+    # not packaged): tests/stats/test_significance.py checks it against the worked example of Krippendorff's paper.
     from analysis.stats import agreement
 
     rng = np.random.default_rng(11)
