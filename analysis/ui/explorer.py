@@ -63,6 +63,7 @@ from .explorer_logic import (
     question_choices,
     question_ids,
     question_matches,
+    selection_table,
     turned_page,
 )
 
@@ -84,8 +85,8 @@ class Explorer:
         alt = theme.altair()
         # JupyterChart carries its JavaScript itself (from vl-convert) instead of loading it from a CDN.
         alt.JupyterChart.enable_offline()
-        study_scales = scales(con)
-        self.answers = with_scales(load_answers(con), study_scales)
+        self.study_scales = scales(con)
+        self.answers = with_scales(load_answers(con), self.study_scales)
         self.has_surface = store.table_exists(con, SURFACE_TABLE)
         self.output_dir = output_dir
         self.page_size = page_size
@@ -110,7 +111,7 @@ class Explorer:
         self.collection = w.Dropdown(
             options=control_options(answers, "collection"), value=ALL, description="Collection"
         )
-        metrics = available_metrics(self.has_surface, study_scales)
+        metrics = available_metrics(self.has_surface, self.study_scales)
         self.metrics = {m.key: m for m in metrics}
         self.metric = w.Dropdown(
             options=[(m.title, m.key) for m in metrics],
@@ -323,5 +324,5 @@ class Explorer:
         """Write the matching answers as explorer_selection.csv in the output folder."""
         if self.output_dir is None:  # (the save button is disabled then)
             raise ValueError("the explorer was opened without an output folder (output_dir): nothing to save to")
-        export.save_table(self.filtered, self.output_dir, "explorer_selection")
+        export.save_table(selection_table(self.filtered, self.study_scales), self.output_dir, "explorer_selection")
         return Path(self.output_dir) / "explorer_selection.csv"

@@ -421,6 +421,18 @@ def summary(answers: pl.DataFrame, has_surface: bool) -> str:
     )
 
 
+def selection_table(answers: pl.DataFrame, study_scales: Sequence[Scale]) -> pl.DataFrame:
+    """The answers as a CSV holds them (it holds no list): the study's metric values as text, `metric value,
+    ...` in the study's order, beside `ratings` (`criterion level, ...`); the levels' positions and the
+    numbered columns of the scales are left out, since those texts say the same."""
+    pair = pl.concat_str(
+        pl.element().struct.field("metric"), pl.element().struct.field("value").cast(pl.String), separator=" "
+    )
+    return answers.with_columns(pl.col("metric_values").list.eval(pair).list.join(", ")).drop(
+        "rating_levels", *(scale.column for scale in study_scales)
+    )
+
+
 def question_matches(answers: pl.DataFrame, search: str) -> pl.DataFrame:
     """The answers whose question's text, English text or name holds every word of `search` (any case)."""
     frame = answers

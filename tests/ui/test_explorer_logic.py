@@ -379,3 +379,22 @@ def test_the_summary_counts_answers_models_questions_and_ratings():
     assert logic.summary(answers, False).endswith(
         "The database has no `answer_surface` table yet, so the surface metrics and verdicts are absent."
     )
+
+
+def test_a_selection_for_csv_says_metric_values_as_text_and_keeps_no_list():
+    answers = pl.DataFrame(
+        {
+            "answer_id": [1, 2],
+            "ratings": ["overall 4, fluency good", None],
+            "rating_levels": [[{"criterion": "overall", "position": 4}, {"criterion": "fluency", "position": 3}], []],
+            "metric_values": [[{"metric": "bleu", "value": 0.25}, {"metric": "chrf", "value": 41.5}], []],
+            "study_rating_0": [4.0, None],
+        }
+    )
+    scale = Scale(
+        "rating:overall", "overall", "rating", "study_rating_0", "higher", (1.0, 5.0), ("1", "2", "3", "4", "5")
+    )
+    table = logic.selection_table(answers, [scale])
+    assert table.columns == ["answer_id", "ratings", "metric_values"]
+    assert table["metric_values"].to_list() == ["bleu 0.25, chrf 41.5", ""]
+    assert table["ratings"].to_list() == ["overall 4, fluency good", None]

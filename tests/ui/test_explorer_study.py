@@ -83,3 +83,20 @@ def test_a_metric_lists_the_chosen_model_s_worst_answers_first(explore):
         values = dict(mine.select("question_id", "value").iter_rows())
         shown = [values[names_by_id[q]] for q in listed]
         assert shown == sorted(shown, reverse=worst_first_descending), key
+
+
+def test_the_saved_selection_holds_each_answer_s_metrics_and_ratings_as_text(explore, tmp_path, monkeypatch):
+    names, ratings, metrics = _oracle()
+    monkeypatch.setattr(explore, "output_dir", tmp_path)
+    saved = pl.read_csv(explore.save_selection(), infer_schema=False)
+    assert saved.height == explore.filtered.height
+    row = saved.filter((pl.col("question_name") == "ha-001") & (pl.col("model_name") == names["alpha-7b"])).row(
+        0, named=True
+    )
+    mine = metrics.filter((pl.col("question_id") == "ha-001") & (pl.col("model") == "alpha-7b"))
+    shown = dict(pair.rsplit(" ", 1) for pair in row["metric_values"].split(", "))
+    assert {m: float(v) for m, v in shown.items()} == dict(mine.select("metric", "value").iter_rows())
+    rated = ratings.filter((pl.col("question_id") == "ha-001") & (pl.col("model") == "alpha-7b"))
+    assert sorted(row["ratings"].split(", ")) == sorted(
+        f"{c} {r}" for c, r in rated.select("criterion", "rating").iter_rows()
+    )
