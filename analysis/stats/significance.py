@@ -348,7 +348,10 @@ def rank_intervals(
         np.add.at(weights, (np.arange(1, n_resamples + 1)[:, None], draws), 1.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             group_means[:, g, :] = (weights @ filled) / (weights @ present.astype(float))
-    overall = np.nanmean(group_means, axis=1)
+    # (the mean of a model's group means; NaN, without numpy's warning, for a model with no value anywhere)
+    counted = (~np.isnan(group_means)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        overall = np.nansum(group_means, axis=1) / counted
     rows = []
     scopes: list[tuple[int | None, object]] = [*enumerate(groups), (None, None)]
     for index, name in scopes:
