@@ -32,6 +32,7 @@ from analysis.analyses import dimensions, metrics, ratings, studies, surface
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import study
+from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
 from analysis.pipeline.build import build
 from analysis.reporting import run
 from analysis.stats import intervals, r_models
@@ -214,7 +215,7 @@ def test_the_rating_chart_of_a_study_without_question_types_is_a_valid_spec():
     )
     orders = dimensions.Orders(["A", "B"], [], [])
     distribution = ratings.level_distribution(table, "level", [1, 2], ["model"], orders, numeric=True)
-    criterion = ratings.Criterion("overall", ("1", "2"), True)
+    criterion = ratings.Criterion("overall", ("1", "2"), CRITERION_KIND_BY_NAME["numbered"])
     spec = rating_charts.criterion_distribution_chart(distribution, criterion, None, orders).to_dict()
     assert [t.get("field") for t in spec["encoding"]["tooltip"]][:2] == ["model", "level"]
 
