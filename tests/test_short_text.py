@@ -8,7 +8,7 @@ import shutil
 import polars as pl
 import pytest
 
-from analysis import store
+from analysis import schema, store
 from analysis.analyses import short_text as short_text_analyses
 from analysis.analyses import surface
 from analysis.core import paths
@@ -212,7 +212,9 @@ def test_engine_none_gives_no_language_verdict_and_the_report_says_why(
         assert con.sql("SELECT count(*) FROM languages WHERE identified").fetchall() == [(0,)]
         assert con.sql("SELECT count(*) FROM answer_surface WHERE detected_language IS NOT NULL").fetchall() == [(0,)]
         rates = surface.rates_by_model_language(con)
-        assert surface.shown_metrics(rates) == ["pct_repetition"]
+        # (the metrics that need no language verdict: the repetitions, and any other of the registry)
+        without_language = [m.key for m in schema.SURFACE_METRICS if not m.needs_language]
+        assert surface.shown_metrics(rates) == without_language and "pct_repetition" in without_language
         note = short_text_analyses.figures_note(con, rates)
     assert 'engine = "none"' in note and "No figure of the share in the correct language" in note
 
