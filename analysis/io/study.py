@@ -21,7 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from ..core.errors import Problems
-from . import records
+from . import criterion_kinds, records
 from .imports import display_name_problem, identity_key, model_key_problem
 from .languages import StudyLanguages, iso_code, same_name
 from .languages import resolve as resolve_language
@@ -63,7 +63,7 @@ REQUIRED_TABLES = ("questions", "answers")
 class Criterion:
     name: str
     levels: tuple[str, ...]  # worst first, as text
-    numeric: bool
+    kind: str  # `io.criterion_kinds`
 
 
 @dataclass(frozen=True)
@@ -195,17 +195,6 @@ def _text(row: dict, column: str, path: Path, record: str, problems: Problems, r
         problems.add(path, record, column, "is empty")
         return None
     return text
-
-
-def _level(value) -> str | None:
-    """A rating or a criterion's level as text: a string, or a whole number (`4`)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return value.strip() if isinstance(value, str) else None
 
 
 def _listed(values, limit: int = 10) -> str:
@@ -346,13 +335,11 @@ def _criteria(path: Path, table, problems: Problems) -> list[Criterion]:
                 "each level: a measure of more is a metric, `[metrics.NAME]`)",
             )
             continue
-        texts = [
-            _level(v) if not isinstance(v, float) and (isinstance(v, int) or isinstance(v, str) and v.strip()) else None
-            for v in levels
-        ]
-        words = [t for t in texts if t is not None]
-        if len(words) < len(texts):
-            problems.add(path, where, "levels", f"is {records.shown(levels)}; each level is a word or a whole number")
+        kind = criterion_kinds.kind_of(levels)
+        words = [text for v in levels if (text := kind.text(v)) is not None] if kind is not None else []
+        if kind is None or len(words) < len(levels):
+            each = " or ".join(k.level for k in criterion_kinds.CRITERION_KINDS)
+            problems.add(path, where, "levels", f"is {records.shown(levels)}; each level is {each}")
             continue
         unseen = next(((w, p) for w in words if (p := records.label_problem(w, "a level"))), None)
         if unseen is not None:
@@ -364,8 +351,7 @@ def _criteria(path: Path, table, problems: Problems) -> list[Criterion]:
         if twice:
             problems.add(path, where, "levels", f"the level(s) {_listed(map(repr, twice))} appear twice")
             continue
-        numeric = all(isinstance(v, int) and not isinstance(v, bool) for v in levels)
-        found.append(Criterion(name, tuple(words), numeric))
+        found.append(Criterion(name, tuple(words), kind.name))
     return found
 
 
@@ -697,6 +683,7 @@ def _ratings(
         return pl.DataFrame(schema=schema)
     levels = {c.name: frozenset(c.levels) for c in criteria}  # (a set: a scan of every level per row is quadratic)
     in_order = {c.name: c.levels for c in criteria}
+    kinds = {c.name: criterion_kinds.CRITERION_KIND_BY_NAME[c.kind] for c in criteria}
     found: list[dict] = []
     first: dict[tuple[str, str, str, str], str] = {}  # (question key, model, annotator, criterion) -> first record
     for record, row in rows(path, "ratings", problems):
@@ -704,7 +691,6 @@ def _ratings(
         key, model, annotator, criterion = (
             _text(row, column, path, record, problems) for column in ("question_id", "model", "annotator", "criterion")
         )
-        level = _level(row.get("rating"))
         if len(problems.items) > n:
             continue
         # `_text` gives None for a required value only with a problem.
@@ -720,6 +706,7 @@ def _ratings(
                 )
                 declared.add(criterion)
             continue
+        level = kinds[criterion].text(row.get("rating"))
         if level not in levels[criterion]:
             problems.add(
                 path,

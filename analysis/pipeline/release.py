@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 
 from ..core.errors import Problems
-from ..io import calmqa, ingest
+from ..io import calmqa, criterion_kinds, ingest
 from ..schema import TABLE_BY_NAME
 from ..store import insert
 
@@ -209,7 +209,7 @@ def criterion_tables() -> tuple[pl.DataFrame, pl.DataFrame]:
     """The annotators' four criteria (`criteria`) and their levels worst first (`criterion_levels`)."""
     criteria = pl.DataFrame(
         [
-            {"criterion": name, "position": position, "numeric": all(isinstance(v, int) for v in levels)}
+            {"criterion": name, "position": position, "kind": _kind(levels)}
             for position, (name, levels) in enumerate(calmqa.CRITERIA.items(), start=1)
         ],
         schema_overrides={"position": pl.Int32},
@@ -223,6 +223,12 @@ def criterion_tables() -> tuple[pl.DataFrame, pl.DataFrame]:
         schema_overrides={"position": pl.Int32},
     )
     return criteria, levels
+
+
+def _kind(levels: tuple) -> str:
+    kind = criterion_kinds.kind_of(list(levels))
+    assert kind is not None, levels  # (CaLMQA's levels: whole numbers or words)
+    return kind.name
 
 
 def long_ratings(ratings: pl.DataFrame) -> pl.DataFrame:

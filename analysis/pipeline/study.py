@@ -154,8 +154,8 @@ def load_study(con: duckdb.DuckDBPyConnection, study: StudyFolder, routing: Rout
         con,
         TABLE_BY_NAME["criteria"],
         pl.DataFrame(
-            [{"criterion": c.name, "position": i, "numeric": c.numeric} for i, c in enumerate(study.criteria, start=1)],
-            schema={"criterion": pl.String, "position": pl.Int32, "numeric": pl.Boolean},
+            [{"criterion": c.name, "position": i, "kind": c.kind} for i, c in enumerate(study.criteria, start=1)],
+            schema={"criterion": pl.String, "position": pl.Int32, "kind": pl.String},
         ),
     )
     insert(

@@ -9,6 +9,7 @@ from study_tables import study_database
 
 from analysis.analyses import agreement, dimensions, ratings
 from analysis.core import paths
+from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
 from analysis.stats import agreement as stats_agreement
 
 pytestmark = pytest.mark.fast
@@ -26,7 +27,7 @@ def test_languages_with_the_same_ratings_get_the_same_alpha_and_their_own_interv
         for who, levels in (("first", truth), ("second", second))
         for q, v in enumerate(levels)
     ]
-    criterion = ratings.Criterion("c", ("1", "2", "3", "4", "5"), True)
+    criterion = ratings.Criterion("c", ("1", "2", "3", "4", "5"), CRITERION_KIND_BY_NAME["numbered"])
     orders = dimensions.Orders(["m"], ["A", "B"], ["A", "B"])
     table = agreement.criterion_agreement(pl.DataFrame(rows), criterion, orders, n_resamples=300)
     a, b = (table.filter(pl.col("language") == language).row(0, named=True) for language in ("A", "B"))

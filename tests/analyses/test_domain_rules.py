@@ -325,9 +325,12 @@ def test_each_grouping_column_sorts_in_the_studys_order():
 
 
 def test_a_surface_metric_counts_and_fails_by_its_record():
-    # (properties, which mutmut does not mutate: pinned here)
-    assert {m.key: (m.count, m.fails_when) for m in schema.SURFACE_METRICS} == {
+    # (properties, which mutmut does not mutate: pinned here) Every record of the registry: its count is
+    # `n_` and its key without `pct_`, and an answer fails it by a true verdict where lower is better.
+    found = {m.key: (m.count, m.fails_when) for m in schema.SURFACE_METRICS}
+    assert found == {m.key: ("n_" + m.key[len("pct_") :], m.better == "lower") for m in schema.SURFACE_METRICS}
+    assert {
         "pct_correct_language": ("n_correct_language", False),
         "pct_repetition": ("n_repetition", True),
         "pct_surface_ok": ("n_surface_ok", False),
-    }
+    }.items() <= found.items()

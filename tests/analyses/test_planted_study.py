@@ -14,6 +14,7 @@ from scipy import stats
 
 from analysis import store
 from analysis.analyses import dimensions, metrics, ratings, surface, topics
+from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
 from analysis.pipeline import synthetic_study
 from analysis.pipeline.build import build
 from analysis.pipeline.synthetic_study import Language, StudySpec
@@ -179,7 +180,9 @@ def test_the_model_intervals_cover_the_planted_effects_at_their_level(tmp_path, 
     cover them about 95% of the time: at least 20 of the 24 (a binomial(24, 0.95) falls below that with
     probability under 3%)."""
     orders = dimensions.Orders(SPEC.models, [], [], question_types=SPEC.question_types)
-    criterion = ratings.Criterion("quality", tuple(str(level) for level in SPEC.criteria["quality"]), True)
+    criterion = ratings.Criterion(
+        "quality", tuple(str(level) for level in SPEC.criteria["quality"]), CRITERION_KIND_BY_NAME["numbered"]
+    )
     covered = 0
     for seed in range(1, 13):
         folder = tmp_path / f"seed-{seed}"
@@ -252,7 +255,9 @@ def test_planted_annotator_agreement_comes_back(tmp_path, udhr_folder):
         .join(pl.read_csv(tmp_path / "study" / "questions.csv").select("question_id", "language"), on="question_id")
         .with_columns(level_position=pl.col("rating").cast(pl.Int64))
     )
-    criterion = ratings.Criterion("quality", tuple(str(level) for level in spec.criteria["quality"]), True)
+    criterion = ratings.Criterion(
+        "quality", tuple(str(level) for level in spec.criteria["quality"]), CRITERION_KIND_BY_NAME["numbered"]
+    )
     orders = dimensions.Orders(spec.models, [language.name for language in spec.languages], [])
     found = agreement.criterion_agreement(table, criterion, orders, n_resamples=300)
     assert found["language"].to_list() == [agreement.ALL_LANGUAGES, "Hausa", "Swahili"]

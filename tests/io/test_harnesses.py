@@ -351,13 +351,11 @@ def test_an_unfinished_helm_run_and_a_failed_request_are_refused(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def inspect_api(request):
+def inspect_api():
     try:
         import inspect_ai.log  # noqa: F401
     except ImportError:
-        require(
-            request, False, "inspect_ai is not installed: the extra `inspect`, which make test and test-fast install"
-        )
+        require(False, "inspect_ai is not installed: the extra `inspect`, which make test and test-fast install")
 
 
 def _write_log(path, task, model, samples, status="success"):

@@ -73,7 +73,7 @@ def _tiny(folder):
 
 
 @pytest.mark.slow
-def test_tiny_release_gz_and_plain_json_agree(tmp_path, language_id_model):
+def test_tiny_release_gz_and_plain_json_agree(tmp_path, small_language_identification):
     a = _tiny(write_release(tmp_path / "gz"))
     b = _tiny(write_release(tmp_path / "plain", gzip_files=False))
     for table in ("questions", "answers", "ratings"):
@@ -90,13 +90,13 @@ def test_tiny_release_gz_and_plain_json_agree(tmp_path, language_id_model):
 
 
 @pytest.fixture
-def problems_of(language_id_model):
+def problems_of(small_language_identification):
     """The message of the one error a build of a release folder stops with (the build reads the language
-    identification before the release, so a missing model skips the test in the fast tier)."""
+    identification before the release: the small one, `conftest.small_language_identification`)."""
 
     def problems(folder) -> str:
         with pytest.raises(InputError) as info:
-            build(folder, folder.parent / "x.duckdb", verify=False, progress=False, language_id_model=language_id_model)
+            build(folder, folder.parent / "x.duckdb", verify=False, progress=False)
         return str(info.value)
 
     return problems

@@ -117,7 +117,7 @@ def test_a_bad_study_gets_one_clear_message(case, folder):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", BAD_STUDIES, ids=list(BAD_STUDIES))
-def test_a_bad_study_stops_the_build_with_exit_2_and_nothing_is_written(case, folder, tmp_path):
+def test_a_bad_study_stops_the_build_with_exit_2_and_nothing_is_written(case, folder, tmp_path, short_text_evaluation):
     spoil, expected = BAD_STUDIES[case]
     spoil(folder)
     db_path = tmp_path / "studies" / "example.duckdb"

@@ -275,7 +275,7 @@ def test_many_levels_are_named_in_a_message_of_bounded_size(folder):
         "a terminal escape sequence in the title",
     ],
 )
-def test_a_hostile_study_stops_the_build_with_one_message(case, folder, tmp_path):
+def test_a_hostile_study_stops_the_build_with_one_message(case, folder, tmp_path, short_text_evaluation):
     spoil, expected = CASES[case]
     spoil(folder)
     db_path = tmp_path / "studies" / "example.duckdb"

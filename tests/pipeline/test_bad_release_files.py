@@ -166,7 +166,7 @@ def test_bad_input_is_refused_and_the_database_kept(case, tmp_path, tiny_databas
 
 
 @pytest.mark.slow
-def test_several_problems_in_one_file_are_reported_together(tmp_path):
+def test_several_problems_in_one_file_are_reported_together(tmp_path, small_language_identification):
     folder = write_release(tmp_path / "release", gzip_files=False)
     write_ratings(folder, [rating_row(rating="0"), rating_row(annotation_id="9", model="bard", omissions="?")])
     with pytest.raises(InputError) as info:

@@ -100,7 +100,7 @@ def test_failed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
     assert {p.name for p in tmp_path.iterdir() if p.is_file()} - {"calmqa.duckdb.lock"} == {"calmqa.duckdb"}
 
 
-def test_unverified_build_of_own_files(tmp_path, language_id_model):
+def test_unverified_build_of_own_files(tmp_path, small_language_identification):
     source = write_release(tmp_path / "release")
     with pytest.raises(InputError, match="checksum mismatch"):
         build(source, tmp_path / "own.duckdb")
@@ -109,7 +109,7 @@ def test_unverified_build_of_own_files(tmp_path, language_id_model):
 
 
 @pytest.mark.slow
-def test_two_builds_give_identical_tables(tmp_path, language_id_model):
+def test_two_builds_give_identical_tables(tmp_path, small_language_identification):
     source = write_release(tmp_path / "release")
     first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
     build(source, first, verify=False)
@@ -138,7 +138,7 @@ def test_killed_build_leaves_the_previous_database_byte_identical(tmp_path, rele
 
 
 @pytest.mark.slow
-def test_an_answer_at_the_text_limit_builds_and_one_over_it_is_refused(tmp_path, language_id_model, capsys):
+def test_an_answer_at_the_text_limit_builds_and_one_over_it_is_refused(tmp_path, small_language_identification, capsys):
     source = write_release(tmp_path / "release", gzip_files=False)
     path = source / "datasets" / "dataset-specific-german.json"
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -29,7 +29,7 @@ def _digest(path) -> str:
 
 
 @pytest.fixture
-def tiny(tmp_path, language_id_model):
+def tiny(tmp_path, small_language_identification):
     """A database built from the tiny release, and that release."""
     source = write_release(tmp_path / "release")
     db_path = tmp_path / "db" / "calmqa.duckdb"

@@ -8,12 +8,13 @@ import shutil
 import polars as pl
 import pytest
 
-from analysis import store
+from analysis import schema, store
 from analysis.analyses import short_text as short_text_analyses
 from analysis.analyses import surface
 from analysis.core import paths
 from analysis.core.errors import InputError
-from analysis.io import short_text_evaluation, study
+from analysis.io import short_text_evaluation as evaluation_files
+from analysis.io import study
 from analysis.pipeline import language_id_all, language_routing, short_text
 from analysis.pipeline.build import build
 
@@ -51,7 +52,7 @@ def test_the_routing_reads_back_from_csv_as_written():
     rows = pl.DataFrame([_row("es", 50, 0.3), _row("ms", 20, 0.149266, engine="lingua")]).with_columns(
         pl.Series("screen_margin", [None, 1.5])
     )
-    read = language_routing.read_routing(rows.cast(short_text_evaluation.ROUTING_SCHEMA).write_csv().encode())
+    read = language_routing.read_routing(rows.cast(evaluation_files.ROUTING_SCHEMA).write_csv().encode())
     assert read == [
         _row("es", 50, 0.3),
         {**_row("ms", 20, 0.149266, engine="lingua"), "screen_margin": 1.5},
@@ -63,9 +64,9 @@ def test_length_is_counted_without_surrounding_space_and_a_text_without_letters_
 
 
 def test_close_neighbours_are_named_both_ways():
-    assert short_text_evaluation.close_neighbours("es") == ("ca", "gl", "pt")
-    assert short_text_evaluation.close_neighbours("sco") == ("en",)
-    assert short_text_evaluation.close_neighbours("ja") == ()
+    assert evaluation_files.close_neighbours("es") == ("ca", "gl", "pt")
+    assert evaluation_files.close_neighbours("sco") == ("en",)
+    assert evaluation_files.close_neighbours("ja") == ()
 
 
 def test_pieces_start_at_a_sentence_and_have_their_length():
@@ -177,7 +178,7 @@ def _with_given_languages(folder) -> dict:
 
 
 @pytest.mark.slow
-def test_the_researcher_s_verdicts_are_used_as_given(folder, tmp_path):
+def test_the_researcher_s_verdicts_are_used_as_given(folder, tmp_path, udhr_folder, short_text_evaluation):
     _with_given_languages(folder)
     db_path = tmp_path / "given.duckdb"
     build(folder, db_path, progress=False)
@@ -199,7 +200,9 @@ def test_the_researcher_s_verdicts_are_used_as_given(folder, tmp_path):
 
 
 @pytest.mark.slow
-def test_engine_none_gives_no_language_verdict_and_the_report_says_why(folder, tmp_path):
+def test_engine_none_gives_no_language_verdict_and_the_report_says_why(
+    folder, tmp_path, udhr_folder, short_text_evaluation
+):
     with open(folder / "study.toml", "a", encoding="utf-8") as toml:
         toml.write('\n[language_id]\nengine = "none"\n')
     db_path = tmp_path / "none.duckdb"
@@ -209,7 +212,9 @@ def test_engine_none_gives_no_language_verdict_and_the_report_says_why(folder, t
         assert con.sql("SELECT count(*) FROM languages WHERE identified").fetchall() == [(0,)]
         assert con.sql("SELECT count(*) FROM answer_surface WHERE detected_language IS NOT NULL").fetchall() == [(0,)]
         rates = surface.rates_by_model_language(con)
-        assert surface.shown_metrics(rates) == ["pct_repetition"]
+        # (the metrics that need no language verdict: the repetitions, and any other of the registry)
+        without_language = [m.key for m in schema.SURFACE_METRICS if not m.needs_language]
+        assert surface.shown_metrics(rates) == without_language and "pct_repetition" in without_language
         note = short_text_analyses.figures_note(con, rates)
     assert 'engine = "none"' in note and "No figure of the share in the correct language" in note
 
@@ -218,16 +223,10 @@ def test_engine_none_gives_no_language_verdict_and_the_report_says_why(folder, t
 
 
 @pytest.fixture(scope="module")
-def evaluation(request):
-    from conftest import require
-
-    require(
-        request,
-        (paths.SHORT_TEXT_EVALUATION / "meta.json").is_file(),
-        f"no short-text evaluation in {paths.SHORT_TEXT_EVALUATION}: run `make language-id` (make test does it)",
-    )
-    table, routes, meta = short_text_evaluation.read(paths.SHORT_TEXT_EVALUATION)
-    return table, routes, meta, pl.read_parquet(paths.SHORT_TEXT_EVALUATION / "verdicts.parquet")
+def evaluation(short_text_evaluation):
+    """The project's short-text evaluation (`make language-id`), whose measures these tests hold to their goals."""
+    table, routes, meta = evaluation_files.read(short_text_evaluation)
+    return table, routes, meta, pl.read_parquet(short_text_evaluation / "verdicts.parquet")
 
 
 def test_every_language_either_engine_knows_is_measured_at_every_length(evaluation):

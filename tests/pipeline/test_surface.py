@@ -206,12 +206,12 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
             "n_language_abstained": [0, 0, 0],
             "n_language_judged": [0, 10, 10],
             "n_surface_judged": [10, 10, 10],
-            "n_correct_language": [0, 10, 3],
-            "n_repetition": [0, 0, 2],
-            "n_surface_ok": [0, 10, 1],
+            # every metric of the registry: none of the provider errors, every clean answer where higher
+            # is better (none where lower is), 2 of Kirundi's 10
+            **{m.count: [0, 10 if m.better == "higher" else 0, 2] for m in schema.SURFACE_METRICS},
         }
     )
-    for metric in surface_tables.METRICS:
+    for metric, record in surface_tables.METRICS.items():
         cells = surface_tables.metric_cells(rates, metric, CALMQA_ORDERS)
         # In the suite's order: culturally specific questions first.
         assert cells.select("language", "question_type").rows() == [
@@ -221,14 +221,15 @@ def test_heatmap_cells_show_provider_errors_and_unidentified_languages_as_such()
         ]
         clean, errors, kirundi = cells.rows(named=True)
         assert errors["status"] == surface_tables.PROVIDER_ERRORS_ONLY and errors[metric] is None
-        assert clean["status"] is None and clean[metric] == (0.0 if metric == "pct_repetition" else 100.0)
+        assert clean["status"] is None and clean[metric] == (100.0 if record.better == "higher" else 0.0)
         # A share of 100% or 0% still has an interval of some width.
         assert clean["ci_low"] < clean["ci_high"]
-        # (the language verdict's share and the share without surface issues need the language verdict)
-        if metric in ("pct_correct_language", "pct_surface_ok"):
+        # (e.g. the language verdict's share and the share without surface issues need the language verdict)
+        if record.needs_language:
             assert kirundi["status"] == surface_tables.NOT_IDENTIFIED and kirundi[metric] is None
         else:
             assert kirundi["status"] is None and kirundi[metric] == 20.0
+    assert {m.key for m in schema.SURFACE_METRICS if m.needs_language} >= {"pct_correct_language", "pct_surface_ok"}
 
 
 def test_write_tables_fills_both_tables(database, tmp_path):

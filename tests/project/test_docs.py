@@ -155,3 +155,30 @@ def test_readme_map_names_what_the_notebooks_write(built_reports):
             assert list((built_reports / "figures" / notebook).glob(f"{name}.*")), (
                 f"README maps a paper item to {notebook}/{name}, which the notebook does not write"
             )
+
+
+CONTRIBUTING = paths.ROOT / "CONTRIBUTING.md"
+
+
+def test_every_path_and_name_the_contributing_guides_give_exists():
+    """CONTRIBUTING.md's guides name real files (a name with `<...>` is a pattern) and real functions,
+    classes and constants of the package (`module.name`, for a module of `analysis/`)."""
+    import importlib
+
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    named = {p.rstrip("/") for p in re.findall(r"`((?:docs|data|scripts|analysis|notebooks|tests)/[\w./-]+)`", text)}
+    missing = [p for p in named if not (paths.ROOT / p).exists()]
+    assert not missing, f"CONTRIBUTING.md names files that do not exist: {missing}"
+    modules: dict[str, list[str]] = {}
+    for path in (paths.ROOT / "analysis").rglob("*.py"):
+        module = ".".join(path.relative_to(paths.ROOT).with_suffix("").parts)
+        modules.setdefault(path.stem, []).append(module)
+    names = set(re.findall(r"`(?:analysis\.)?((?:\w+\.)?\w+)\.(\w+)`", text))
+    files = {"csv", "jsonl", "md", "py", "ipynb", "toml", "duckdb", "html"}  # `answers.csv`: a file's name
+    checked = [(m, n) for m, n in names if m.split(".")[-1] in modules and n not in files]
+    unknown = [
+        f"{m}.{n}"
+        for m, n in checked
+        if not any(hasattr(importlib.import_module(module), n) for module in modules[m.split(".")[-1]])
+    ]
+    assert len(checked) > 5 and not unknown, f"CONTRIBUTING.md names what the package does not have: {unknown}"

@@ -47,7 +47,7 @@ def snapshot(root) -> dict[str, tuple[bytes, int]]:
 
 
 @pytest.mark.slow
-def test_figures_of_a_second_database_leave_the_default_outputs_untouched(tmp_path, language_id_model):
+def test_figures_of_a_second_database_leave_the_default_outputs_untouched(tmp_path, small_language_identification):
     db_path = tmp_path / "second.duckdb"
     build(write_release(tmp_path / "release"), db_path, verify=False, progress=False)
     project = tmp_path / "project"

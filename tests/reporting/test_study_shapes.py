@@ -5,9 +5,8 @@ estimate, every number a summary states is its CSV's).
 
 The notebooks' code runs in this process (`notebook_cells`: the cells the report runner keeps, with the
 parameters it injects, the figures' specs validated but not drawn by vl-convert), so that a study costs
-seconds, not a kernel per notebook. The fast tier runs `FAST_STUDIES` small studies with R's models left
-out (the reports then say that the model could not be fitted); `make test` runs `SLOW_STUDIES` of any size
-with R (and `test_study_reports.py` runs `make figures STUDY=` on generated studies: Papermill, every figure
+seconds, not a kernel per notebook. `make test` runs `FAST_STUDIES` small studies with R's models left
+out (the reports then say that the model could not be fitted) and `SLOW_STUDIES` of any size with R (and `test_study_reports.py` runs `make figures STUDY=` on generated studies: Papermill, every figure
 drawn); `make test-properties` runs `PROPERTY_STUDIES`, more than `make test` can spend the time on.
 """
 
@@ -33,6 +32,7 @@ from analysis.analyses import dimensions, metrics, ratings, studies, surface
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import study
+from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
 from analysis.pipeline.build import build
 from analysis.reporting import run
 from analysis.stats import intervals, r_models
@@ -40,7 +40,8 @@ from analysis.viz import charts, export, rating_charts
 
 NOTEBOOKS = run.notebook_names(generic_only=True)
 CODES = (*LANGUAGE_POOL, *UNKNOWN_CODES)
-# Generated studies: in the fast tier, in `make test` and in `make test-properties` (pytest --properties).
+# Generated studies: small ones without R and others with R in `make test`, and in `make test-properties`
+# (pytest --properties). Their text is the UDHR's (`make udhr`), so the fast tier runs none.
 FAST_STUDIES = 20
 FAST_SEEDS = (1, 2)
 SLOW_STUDIES = 40
@@ -88,7 +89,7 @@ def without_r(monkeypatch):
     """R's models left out, as where R is not installed: every fit fails with R's own kind of error."""
 
     def no_r(*args, **kwargs):
-        raise r_models.RError("fitting", "R is not run in the fast tier (make test runs it)")
+        raise r_models.RError("fitting", "R is not run here (the studies with R run it)")
 
     monkeypatch.setattr(r_models, "fit_clmm", no_r)
 
@@ -96,7 +97,7 @@ def without_r(monkeypatch):
 @pytest.mark.parametrize("seed", FAST_SEEDS)
 def test_generated_studies_run_every_generic_notebook(seed, udhr_folder, short_text_evaluation, without_r):
     """`FAST_STUDIES` small studies (up to 4 languages and 3 models), `FAST_STUDIES // len(FAST_SEEDS)` from
-    each seed: the same ones on every run (and `make test-fast` runs the seeds on both cores)."""
+    each seed: the same ones on every run."""
 
     @hypothesis.seed(seed)
     @settings(max_examples=FAST_STUDIES // len(FAST_SEEDS), **{**SETTINGS, "derandomize": False})
@@ -214,7 +215,7 @@ def test_the_rating_chart_of_a_study_without_question_types_is_a_valid_spec():
     )
     orders = dimensions.Orders(["A", "B"], [], [])
     distribution = ratings.level_distribution(table, "level", [1, 2], ["model"], orders, numeric=True)
-    criterion = ratings.Criterion("overall", ("1", "2"), True)
+    criterion = ratings.Criterion("overall", ("1", "2"), CRITERION_KIND_BY_NAME["numbered"])
     spec = rating_charts.criterion_distribution_chart(distribution, criterion, None, orders).to_dict()
     assert [t.get("field") for t in spec["encoding"]["tooltip"]][:2] == ["model", "level"]
 

@@ -14,6 +14,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from analysis.analyses import tiers as analyses_tiers
+from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
 from analysis.stats import agreement, significance
 
 pytestmark = pytest.mark.fast
@@ -523,7 +524,7 @@ def test_the_agreement_sentences_state_the_numbers_of_their_tables():
             "n_annotators": [2, 2, 2],
         }
     )
-    criteria = [ratings.Criterion("quality", ("1", "2", "3"), True)]
+    criteria = [ratings.Criterion("quality", ("1", "2", "3"), CRITERION_KIND_BY_NAME["numbered"])]
     words = analyses_agreement.annotator_summary(alphas, criteria)
     assert "alpha **0.72** (95% interval 0.65 to 0.79); Cohen's weighted kappa 0.70" in words
     assert "over 300 answers, 300 pairs of ratings, 2 annotators: enough for tentative conclusions only" in words
