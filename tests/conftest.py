@@ -70,7 +70,8 @@ LONG_FILES = (
 
 def _file(item) -> str:
     """The path of a test's file in tests/, as LONG_FILES names it (`reporting/test_study_shapes.py`)."""
-    return item.path.relative_to(TESTS).as_posix()
+    # (a test file outside tests/, as a pytester run writes one, is none of them)
+    return item.path.relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else item.path.name
 
 
 # `pytester`: tests/project/test_tiers.py runs the tiers on a test file of its own.
