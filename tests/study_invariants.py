@@ -41,8 +41,15 @@ def plain(markdown: str) -> str:
     return " ".join(text.split())
 
 
+# Columns of names (a model, a metric may be called `0`): text, whatever their values look like.
+NAME_COLUMNS = ("language", "model", "metric", "criterion")
+
+
 def _csv(path: Path) -> pl.DataFrame:
-    return pl.read_csv(path, infer_schema_length=None, schema_overrides={"language": pl.String, "model": pl.String})
+    header = pl.read_csv(path, n_rows=0).columns
+    return pl.read_csv(
+        path, infer_schema_length=None, schema_overrides={c: pl.String for c in NAME_COLUMNS if c in header}
+    )
 
 
 def _read(figures: Path) -> dict[str, pl.DataFrame]:
@@ -54,13 +61,17 @@ def _read(figures: Path) -> dict[str, pl.DataFrame]:
         frame = frame.with_columns(
             # a column without a value reads as text: as the number column it is
             pl.col(c).cast(pl.Float64)
-            if frame[c].null_count() == frame.height and c not in ("language", "model")
+            if frame[c].null_count() == frame.height and c not in NAME_COLUMNS
             else pl.col(c).str.replace(r"^'([=+\-@\t\r])", "$1")
             for c, t in frame.schema.items()
             if t == pl.String
         )
         tables[f"{path.parent.name}/{path.stem}"] = frame
     return tables
+
+
+# What report 03 says when the language identification judges none of the study's languages.
+NOT_JUDGED = "No figure of the share in the correct language or without surface issues is drawn"
 
 
 def check(shape, figures: Path, summaries: dict[str, list[str]]) -> None:
@@ -70,7 +81,8 @@ def check(shape, figures: Path, summaries: dict[str, list[str]]) -> None:
     rows = shape.rows
     shown = {m: (shape.display_names or {}).get(m) or m for m in shape.models}
     language_of = {q["question_id"]: q["language"] for q in rows["questions"]}
-    _counts_add_up(shape, tables, shown, language_of)
+    judged = not any(NOT_JUDGED in plain(text) for text in summaries["03_surface_quality"])
+    _counts_add_up(shape, tables, shown, language_of, judged)
     _shares_and_intervals(tables)
     _sentences(shape, tables, {name: [plain(m) for m in texts] for name, texts in summaries.items()}, shown)
 
@@ -79,7 +91,11 @@ def _sum(frame: pl.DataFrame, column: str) -> int:
     return int(frame[column].cast(pl.Float64).sum() or 0)
 
 
-def _counts_add_up(shape, tables: dict[str, pl.DataFrame], shown: dict[str, str], language_of: dict) -> None:
+def _counts_add_up(
+    shape, tables: dict[str, pl.DataFrame], shown: dict[str, str], language_of: dict, judged: bool
+) -> None:
+    """`judged`: the language identification judges one of the study's languages at least (report 03 says
+    when it judges none, and then draws no language-verdict heatmap)."""
     rows = shape.rows
     n_questions, n_answers = len(rows["questions"]), len(rows["answers"])
     counts = tables["01_dataset_overview/question_counts"]
@@ -93,8 +109,12 @@ def _counts_add_up(shape, tables: dict[str, pl.DataFrame], shown: dict[str, str]
         for name in ("categories_by_language", "category_shares_by_language"):
             assert _sum(tables[f"01_dataset_overview/{name}"], "n_questions") == with_category, name
     assert _sum(tables["02_topic_similarity/category_distribution"], "n_questions") == with_category
-    for name in ("heatmap_pct_correct_language", "heatmap_pct_repetition", "heatmap_pct_surface_ok"):
-        assert _sum(tables[f"03_surface_quality/{name}"], "n_answers") == n_answers, name
+    for name in ("heatmap_pct_correct_language", "heatmap_pct_surface_ok"):
+        if judged:
+            assert _sum(tables[f"03_surface_quality/{name}"], "n_answers") == n_answers, name
+        else:
+            assert f"03_surface_quality/{name}" not in tables, f"{name}: drawn, though no language is judged"
+    assert _sum(tables["03_surface_quality/heatmap_pct_repetition"], "n_answers") == n_answers, "repetition"
     assert _sum(tables["04_answer_scores/heatmap_s_surf"], "n_answers") == n_answers, "heatmap_s_surf"
     values = Counter(r["metric"] for r in rows["metrics"])
     for metric in shape.metrics:
@@ -210,7 +230,7 @@ def _sentences(shape, tables: dict[str, pl.DataFrame], texts: dict[str, list[str
             for t in texts["02_topic_similarity"]
         )
     # 03: the share of clean answers, per model, and the provider errors
-    _check_surface(texts["03_surface_quality"], tables["03_surface_quality/heatmap_pct_surface_ok"])
+    _check_surface(texts["03_surface_quality"], tables.get("03_surface_quality/heatmap_pct_surface_ok"))
     # 04: each metric's best and worst model, from the values
     _check_metrics(shape, texts["04_answer_scores"], shown)
     # 05: the counts of ratings
@@ -261,10 +281,11 @@ def _check_pairs(texts: list[str], pairs: pl.DataFrame) -> None:
             assert found and int(_number(found.group(1))) == len(tied) and float(found.group(2)) == value, texts
 
 
-def _check_surface(texts: list[str], cells: pl.DataFrame) -> None:
-    kept = cells.filter(~pl.col("unreliable"))
+def _check_surface(texts: list[str], cells: pl.DataFrame | None) -> None:
+    """`cells`: the heatmap of the share without surface issues, None when no language is judged."""
+    kept = cells.filter(~pl.col("unreliable")) if cells is not None else None
     share = _one(r"identified languages, ([\d.]+)% of the model answers have no surface issue", texts)
-    if kept.is_empty() or _sum(kept, "n_answers") == 0:
+    if kept is None or kept.is_empty() or _sum(kept, "n_answers") == 0:
         assert share is None
         return
     assert share, texts

@@ -5,8 +5,8 @@ estimate, every number a summary states is its CSV's).
 
 The notebooks' code runs in this process (`notebook_cells`: the cells the report runner keeps, with the
 parameters it injects, the figures' specs validated but not drawn by vl-convert), so that a study costs
-seconds, not a kernel per notebook. `make test` runs `FAST_STUDIES` small studies with R's models left
-out (the reports then say that the model could not be fitted) and `SLOW_STUDIES` of any size with R (and `test_study_reports.py` runs `make figures STUDY=` on generated studies: Papermill, every figure
+seconds, not a kernel per notebook. The fast tier runs `FAST_STUDIES` small studies with R's models left
+out (the reports then say that the model could not be fitted), `make test` also `SLOW_STUDIES` of any size with R (and `test_study_reports.py` runs `make figures STUDY=` on generated studies: Papermill, every figure
 drawn); `make test-properties` runs `PROPERTY_STUDIES`, more than `make test` can spend the time on.
 """
 
@@ -26,7 +26,16 @@ import sentences
 from hypothesis import HealthCheck, Phase, given, settings
 from notebook_cells import cheap_exports, remembered_validation, run_cells, shared_engine
 from study_invariants import check, plain
-from study_shapes import LANGUAGE_POOL, UNKNOWN_CODES, many_languages, shapes, tricky, without_optional_data, write
+from study_shapes import (
+    LANGUAGE_POOL,
+    SMALL_POOL,
+    UNKNOWN_CODES,
+    many_languages,
+    shapes,
+    tricky,
+    without_optional_data,
+    write,
+)
 
 from analysis.analyses import dimensions, metrics, ratings, studies, surface
 from analysis.core import paths
@@ -41,9 +50,10 @@ from analysis.viz import charts, export, rating_charts
 NOTEBOOKS = run.notebook_names(generic_only=True)
 CODES = (*LANGUAGE_POOL, *UNKNOWN_CODES)
 # Generated studies: small ones without R and others with R in `make test`, and in `make test-properties`
-# (pytest --properties). Their text is the UDHR's (`make udhr`), so the fast tier runs none.
+# (pytest --properties). The fast tier's text is the test set's UDHR cut (tests/data/udhr), the others' the
+# whole UDHR's (`make udhr`).
 FAST_STUDIES = 20
-FAST_SEEDS = (1, 2)
+FAST_SEEDS = (1, 2, 3, 4)
 SLOW_STUDIES = 40
 PROPERTY_STUDIES = 200
 MANY_LANGUAGES = 2000
@@ -60,12 +70,12 @@ SETTINGS = {
 }
 
 
-def run_study(shape, root: Path) -> dict[str, list[str]]:
-    """Write the study of `shape` under `root`, build it and run every generic notebook on it in this
-    process; check the invariants and return each notebook's Markdown."""
-    write(root / "study", shape)
+def run_study(shape, root: Path, udhr_folder: Path = paths.UDHR) -> dict[str, list[str]]:
+    """Write the study of `shape` under `root` (its text from the UDHR in `udhr_folder`), build it and run every
+    generic notebook on it in this process; check the invariants and return each notebook's Markdown."""
+    write(root / "study", shape, udhr_folder)
     db_path = root / "study.duckdb"
-    build(root / "study", db_path, progress=False)
+    build(root / "study", db_path, progress=False, udhr_folder=udhr_folder)
     summaries = {}
     for name in NOTEBOOKS:
         outputs = run_cells(name, db_path, root / "figures" / name, PARAMETERS.get(name))
@@ -78,9 +88,10 @@ def run_study(shape, root: Path) -> dict[str, list[str]]:
 
 
 @contextlib.contextmanager
-def in_process(udhr_folder: Path):
-    """What every generated study of a test shares: one engine, remembered validation, cheap exports."""
-    with shared_engine(CODES, udhr_folder), remembered_validation(), cheap_exports():
+def in_process(udhr_folder: Path, codes: tuple[str, ...] = CODES):
+    """What every generated study of a test shares: one engine (for `codes`), remembered validation, cheap
+    exports."""
+    with shared_engine(codes, udhr_folder), remembered_validation(), cheap_exports():
         yield
 
 
@@ -95,18 +106,21 @@ def without_r(monkeypatch):
 
 
 @pytest.mark.parametrize("seed", FAST_SEEDS)
-def test_generated_studies_run_every_generic_notebook(seed, udhr_folder, short_text_evaluation, without_r):
-    """`FAST_STUDIES` small studies (up to 4 languages and 3 models), `FAST_STUDIES // len(FAST_SEEDS)` from
-    each seed: the same ones on every run."""
+def test_generated_studies_run_every_generic_notebook(
+    seed, small_udhr_folder, small_language_identification, without_r
+):
+    """`FAST_STUDIES` small studies (up to 2 languages of `SMALL_POOL` and 3 models), `FAST_STUDIES //
+    len(FAST_SEEDS)` from each seed, the same ones on every run: in the fast tier, their text and language
+    identification from the test set's own UDHR cut and the small language identification."""
 
     @hypothesis.seed(seed)
     @settings(max_examples=FAST_STUDIES // len(FAST_SEEDS), **{**SETTINGS, "derandomize": False})
-    @given(shape=shapes(max_languages=4, max_models=3))
+    @given(shape=shapes(max_languages=len(SMALL_POOL), max_models=3, pool=SMALL_POOL))
     def each(shape):
         with tempfile.TemporaryDirectory() as root:
-            run_study(shape, Path(root))
+            run_study(shape, Path(root), small_udhr_folder)
 
-    with in_process(udhr_folder):
+    with in_process(small_udhr_folder, (*SMALL_POOL, *UNKNOWN_CODES)):
         each()
 
 
