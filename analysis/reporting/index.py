@@ -163,7 +163,8 @@ def study_headline(records: dict[str, dict], study) -> str:
     about = f"<p>{inert(study.description, 'html')}</p>" if study.description else ""
     cite = f'<p class="provenance">Cite the study as: {inert(study.citation, "html")}</p>' if study.citation else ""
     return (
-        f'<div class="lead">{about}<p>{len(records)} reports of the study <code>{inert(study.name, "html")}</code>, one '
+        f'<div class="lead">{about}<p>{len(records)} {"report" if len(records) == 1 else "reports"} of the study '
+        f"<code>{inert(study.name, 'html')}</code>, one "
         "per notebook of the CaLMQA analysis suite (docs/studies.md). Each says where the study lacks the data "
         f"for one of its sections.</p>{reading}{cite}</div>"
     )
