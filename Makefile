@@ -269,7 +269,7 @@ test-properties: $(SETUP) $(UDHR_STAMP) ## the long run of the property tests (t
 
 # Mutants tested at once by `make mutants` (the machine's cores are shared: 2 at most).
 MUTANTS_CHILDREN ?= 2
-mutants: | $(SETUP) $(INSPECT_EXTRA) ## mutation testing of the rule modules ([tool.mutmut] only_mutate in pyproject.toml) with the fast tier as the killing suite: score and surviving mutants -> docs/mutants.md; incremental (results kept in mutants/); MUTANTS_CHILDREN=2
+mutants: | $(SETUP) $(INSPECT_EXTRA) ## mutation testing of the rule functions of every layer and of the SQL the package runs ([tool.mutmut] only_mutate, [tool.calmqa.sql-mutants] in pyproject.toml; scripts/sql_mutants.py) with the fast tier as the killing suite: a score per layer and the surviving mutants -> docs/mutants.md; incremental (results kept in mutants/); MUTANTS_CHILDREN=2
 	$(PY) scripts/mutants.py --max-children=$(MUTANTS_CHILDREN)
 
 bench: $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(SHORT_TEXT) $(LANGUAGE_ID_EVALUATION) $(DB) | $(SETUP) ## time every stage at 1x, 10x, 50x (each build also on DASK=local:2) and a cold `make figures`, before and after -> bench/results/, docs/performance.md (BENCH_ARGS="--scales 1 50 --build-only", "--figures-only", "--validation-only", "--study-only": the generated study of 50 languages x 20 models x 500 questions, or "--tiers-only": the significance tiers at that size)
