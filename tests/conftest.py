@@ -28,7 +28,7 @@ from tiny_release import write_release
 from analysis import store
 from analysis.core import paths
 from analysis.io import short_text_evaluation as evaluation_files
-from analysis.pipeline import language_id_all, short_text
+from analysis.pipeline import executors, language_id_all, short_text
 from analysis.pipeline.build import build
 from analysis.reporting import browser, index, run
 
@@ -121,6 +121,10 @@ def pytest_collection_modifyitems(config, items):
     first = {name: rank for rank, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: (first.get(_file(item), len(first)), -per_file[_file(item)], _file(item)))
     if "MUTANT_UNDER_TEST" in os.environ:
+        # A build's worker processes, forked from a mutant's test process (itself forked from mutmut's fork server
+        # after polars started its threads), can hang on those threads' locks: under mutmut a build runs its
+        # verdicts in its own process.
+        executors.PROCESSES = 1
         # `make mutants` (mutmut sets the variable): a mutant's tests stop at the first failure, so the tests
         # that build no database run first and those that do (the long files, the tests on the tiny database)
         # last. A database build in a mutant's test process can hang (docs/mutants.md); a mutant its unit test

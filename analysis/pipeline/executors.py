@@ -255,9 +255,9 @@ def check_address(dask: str) -> None:
 
 
 @contextlib.contextmanager
-def start(models: VerdictModels, dask: str | None = None, processes: int = PROCESSES) -> Iterator[Workers]:
+def start(models: VerdictModels, dask: str | None = None, processes: int | None = None) -> Iterator[Workers]:
     """The workers of a build or an import, started once: `processes` worker processes forked from this
-    one (1: this process alone), or with `dask` the Dask cluster it names. The forked workers inherit the
+    one (default `PROCESSES`, read when called; 1: this process alone), or with `dask` the Dask cluster it names. The forked workers inherit the
     models loaded here before the fork; start them before opening the database, while this process holds
     little memory (a worker keeps its own copy of every page the parent changes after the fork)."""
     if dask:
@@ -270,6 +270,7 @@ def start(models: VerdictModels, dask: str | None = None, processes: int = PROCE
         with dask_executor.connect(dask, models.load, identity) as (map_unordered, parallelism, where):
             yield Workers(map_unordered, models, parallelism, where)
         return
+    processes = PROCESSES if processes is None else processes
     if processes > 1:
         models.load()
         with multiprocessing.get_context("fork").Pool(processes) as pool:

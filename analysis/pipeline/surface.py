@@ -32,7 +32,7 @@ from tqdm import tqdm
 from ..schema import ANSWER_SURFACE, NO_SURFACE_ISSUE, QUESTION_LANGUAGE_ID
 from ..store import append, create_macros, insert
 from . import executors, tokenizer
-from .executors import PROCESSES, VerdictModels, Workers
+from .executors import VerdictModels, Workers
 from .language_id import Verdict
 from .language_routing import given_verdict, text_length
 
@@ -298,8 +298,9 @@ def _verdicts(answers: pl.DataFrame, parts: Iterable[dict[str, list]], bar: tqdm
     return _finish(verdicts.join(answers.select("answer_id", "language", "iso_code", "identified"), on="answer_id"))
 
 
-def _started(workers: Workers | None, processes: int = 1, langid_engine: str = "langid-batch"):
-    """`workers` if given, else workers started for this call: `processes` forked (1: this process)."""
+def _started(workers: Workers | None, processes: int | None = 1, langid_engine: str = "langid-batch"):
+    """`workers` if given, else workers started for this call: `processes` forked (1: this process; None:
+    `executors.PROCESSES`)."""
     if workers is not None:
         return contextlib.nullcontext(workers)
     return executors.start(VerdictModels(langid_engine), processes=processes)
@@ -312,7 +313,7 @@ def _bar(total: int, what: str, workers: Workers, progress: bool = True) -> tqdm
 def surface_verdicts(
     answers: pl.DataFrame,
     error_codes: tuple[str, ...] = (),
-    processes: int = PROCESSES,
+    processes: int | None = None,
     langid_engine: str = "langid-batch",
     progress: bool = True,
     workers: Workers | None = None,
@@ -444,7 +445,7 @@ def question_language_ids(
 
 
 def write_tables(
-    con: duckdb.DuckDBPyConnection, workers: Workers | None = None, processes: int = PROCESSES
+    con: duckdb.DuckDBPyConnection, workers: Workers | None = None, processes: int | None = None
 ) -> dict[str, int]:
     """Create and fill `answer_surface` and `question_language_id` from the open read-write connection,
     replacing them if they are there (every verdict is recomputed). `workers`: the build's
