@@ -344,11 +344,10 @@ def category_treemap_table(
         f"""
         SELECT c.category, c.description, c.examples[1] AS example, count(q.question_id) AS n_questions
         FROM categories c
-        LEFT JOIN questions q ON q.category = c.category
+        JOIN questions q ON q.category = c.category
              AND (CAST($question_type AS VARCHAR) IS NULL OR q.question_type = $question_type)
              AND (CAST($collection AS VARCHAR) IS NULL OR q.collection = $collection) AND {RELEASE_QUESTION}
         GROUP BY ALL
-        HAVING count(q.question_id) > 0
         ORDER BY n_questions DESC, c.category
     """,
         params={"question_type": question_type, "collection": collection},

@@ -24,7 +24,7 @@ def test_the_ends_of_one_item_are_that_item_tied_with_itself():
 
 
 def test_no_item_is_refused():
-    with pytest.raises(ValueError, match="no items to rank"):
+    with pytest.raises(ValueError, match="^no items to rank$"):
         ranking.ends([], ".2f")
 
 

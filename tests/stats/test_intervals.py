@@ -1,6 +1,8 @@
 """The suite's one place for intervals: Wilson's score interval, the normal quantile, the normal interval of a mean."""
 
+import datetime
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -69,3 +71,9 @@ def test_bootstrap_cells_on_several_cores_match_the_groups_one_by_one():
         low, high = intervals.bootstrap_mean_ci(values, intervals._group_rng(intervals.SEED, (row["group"],)), 300)
         assert (row["n_valid"], row["ci_low"], row["ci_high"]) == (len(values), low, high)
     assert cells["group"].to_list() == sorted(set(frame["group"]))
+
+
+def test_a_cell_s_seed_is_the_crc32_of_its_key_as_json_whatever_its_values_types():
+    # a key of numpy and date values (as polars gives a group's values): written as text, not refused
+    key = (np.int64(3), "sw", datetime.date(2024, 5, 1))
+    assert intervals.cell_seed(7, key) == (7, zlib.crc32(b'["3", "sw", "2024-05-01"]'))
