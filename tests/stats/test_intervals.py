@@ -2,6 +2,7 @@
 
 import datetime
 import math
+import warnings
 import zlib
 
 import numpy as np
@@ -77,3 +78,11 @@ def test_a_cell_s_seed_is_the_crc32_of_its_key_as_json_whatever_its_values_types
     # a key of numpy and date values (as polars gives a group's values): written as text, not refused
     key = (np.int64(3), "sw", datetime.date(2024, 5, 1))
     assert intervals.cell_seed(7, key) == (7, zlib.crc32(b'["3", "sw", "2024-05-01"]'))
+
+
+def test_wilson_of_no_trial_is_undefined_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        low, high = intervals.wilson(np.array([0, 3]), np.array([0, 4]))
+    assert math.isnan(low[0]) and math.isnan(high[0])
+    assert 0.0 < low[1] < 0.75 < high[1] < 1.0

@@ -529,3 +529,9 @@ def test_the_agreement_sentences_state_the_numbers_of_their_tables():
     assert "alpha **0.72** (95% interval 0.65 to 0.79); Cohen's weighted kappa 0.70" in words
     assert "over 300 answers, 300 pairs of ratings, 2 annotators: enough for tentative conclusions only" in words
     assert "Below 0.667 in Swahili (0.55, 150 answers)." in words
+
+
+def test_ranks_are_competition_ranks_with_ties_sharing_the_best_and_nan_last():
+    scores = np.array([[0.2, 0.1, 0.2, np.nan], [3.0, 1.0, 2.0, 4.0]])
+    ranks = significance._ranks(scores)
+    np.testing.assert_array_equal(ranks, np.array([[2.0, 1.0, 2.0, np.nan], [3.0, 1.0, 2.0, 4.0]]))
