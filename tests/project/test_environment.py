@@ -20,7 +20,12 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 DECLARED = [*PROJECT["dependencies"], *[d for group in PROJECT["optional-dependencies"].values() for d in group]]
 ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
 # The package and the tests' own helper modules (tests/*.py that are not test files).
-LOCAL = {"analysis", *(p.stem for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_"))}
+# The package, the tests' helper modules, and the scripts (a script may import another: scripts/sql_mutants.py).
+LOCAL = {
+    "analysis",
+    *(p.stem for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_")),
+    *(p.stem for p in (ROOT / "scripts").glob("*.py")),
+}
 
 
 def _normal(name: str) -> str:
