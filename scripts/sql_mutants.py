@@ -30,7 +30,7 @@ _SQL = re.compile(
 )
 
 
-def _swap_case(word: str, to: str) -> Callable[[re.Match], str]:
+def _swap_case(to: str) -> Callable[[re.Match], str]:
     """A replacement that keeps the case the SQL was written in (`min(` -> `max(`, `MIN(` -> `MAX(`)."""
 
     def replace(match: re.Match) -> str:
@@ -62,8 +62,8 @@ OPERATORS: tuple[tuple[str, re.Pattern, str | Callable[[re.Match], str]], ...] =
     ("IS NOT NULL -> IS NULL", re.compile(r"\bIS NOT NULL\b"), "IS NULL"),
     ("NOT dropped", re.compile(r"\bNOT\s+(?=IN\b|EXISTS\b|LIKE\b)"), ""),
     ("outer join -> inner", re.compile(r"\b(LEFT|RIGHT|FULL)( OUTER)? JOIN\b"), "JOIN"),
-    ("min -> max", re.compile(r"\bmin(?=\()", re.IGNORECASE), _swap_case("min", "max")),
-    ("max -> min", re.compile(r"\bmax(?=\()", re.IGNORECASE), _swap_case("max", "min")),
+    ("min -> max", re.compile(r"\bmin(?=\()", re.IGNORECASE), _swap_case("max")),
+    ("max -> min", re.compile(r"\bmax(?=\()", re.IGNORECASE), _swap_case("min")),
     ("UNION -> UNION ALL", re.compile(r"\bUNION\b(?! ALL)(?! BY NAME)"), "UNION ALL"),
     ("+ -> -", re.compile(_ARITHMETIC.format(r"\+")), "-"),
     ("- -> +", re.compile(_ARITHMETIC.format("-")), "+"),

@@ -5,7 +5,7 @@ gives: word levels in the order declared, worst first, and a metric's range."""
 import shutil
 
 import pytest
-from study_edits import EXAMPLE, problems_of
+from study_edits import EXAMPLE, edit, problems_of
 
 from analysis.io import study
 
@@ -18,10 +18,7 @@ FLAWED = "\n[metrics.flawed]\nhigher_is_better = false\nrange = [0, 1]\n"
 def _folder(tmp_path, old: str, new: str):
     folder = tmp_path / "study"
     shutil.copytree(EXAMPLE, folder)
-    toml = folder / "study.toml"
-    text = toml.read_text(encoding="utf-8")
-    assert old in text
-    toml.write_text(text.replace(old, new), encoding="utf-8")
+    edit(folder / "study.toml", old, new)
     return folder
 
 

@@ -47,16 +47,19 @@ def _counts(summary):
     return summary.added, summary.changed, summary.unchanged
 
 
+def _by_first_column(db, sql: str) -> dict:
+    """The rows of `sql`: first column -> the others."""
+    with store.connect(db) as con:
+        return {key: tuple(values) for key, *values in con.execute(sql).fetchall()}
+
+
 def _metrics(db):
     """answer name -> (n_claims, n_supported, relevant, source)."""
-    with store.connect(db) as con:
-        return {
-            name: tuple(values)
-            for name, *values in con.execute(
-                "SELECT a.name, m.n_claims, m.n_supported, m.relevant, m.source "
-                "FROM answer_metrics m JOIN answers a USING (answer_id)"
-            ).fetchall()
-        }
+    return _by_first_column(
+        db,
+        "SELECT a.name, m.n_claims, m.n_supported, m.relevant, m.source "
+        "FROM answer_metrics m JOIN answers a USING (answer_id)",
+    )
 
 
 # ------------------------------------------------------------------------------------------ answers
@@ -187,14 +190,10 @@ QUESTIONS = (
 
 def _questions(db):
     """question_id -> (name, language, collection, text_en) of the imported questions."""
-    with store.connect(db) as con:
-        return {
-            qid: tuple(values)
-            for qid, *values in con.execute(
-                "SELECT question_id, name, language, collection, text_en FROM questions "
-                "WHERE import_position IS NOT NULL"
-            ).fetchall()
-        }
+    return _by_first_column(
+        db,
+        "SELECT question_id, name, language, collection, text_en FROM questions WHERE import_position IS NOT NULL",
+    )
 
 
 def test_imported_questions_are_numbered_from_0_within_their_language_and_collection(db, tmp_path):
