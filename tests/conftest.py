@@ -27,10 +27,15 @@ from tiny_release import write_release
 
 from analysis import store
 from analysis.core import paths
+from analysis.core.jsonschema_formats import skip_iri_grammar
 from analysis.io import short_text_evaluation as evaluation_files
 from analysis.pipeline import executors, language_id_all, short_text
 from analysis.pipeline.build import build
 from analysis.reporting import browser, index, run
+
+# The suite's own processes do without the `iri` format's grammar (core.jsonschema_formats), and so do the
+# tests: a worker that imports altair or nbformat would otherwise compile it (seconds of each worker's time).
+skip_iri_grammar()
 
 # Fixtures that need what `make data`, `make udhr` and `make language-id` make (every fixture built on them
 # needs it too), and the browser.

@@ -28,7 +28,7 @@ def inert(text, markup: str = "markdown") -> str:
         raise ValueError(f"markup is {markup!r}; expected one of {', '.join(MARKUPS)}")
     text = str(text)
     if markup == "html":
-        return html.escape(text, quote=True)
+        return html.escape(text)  # quotes too (html.escape's default): safe inside an attribute's value
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
 
 

@@ -14,6 +14,7 @@ aggregation, whatever the number of groups.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,7 +35,7 @@ def mcnemar_exact(b, c) -> np.ndarray:
     of a count as small as min(b, c), at most 1 (1 when no pair is discordant)."""
     from scipy.stats import binom
 
-    b, c = np.asarray(b, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    b, c = np.asarray(b), np.asarray(c)  # arrays, so that `b + c` adds counts (lists would concatenate)
     n = b + c
     return np.minimum(1.0, 2.0 * binom.cdf(np.minimum(b, c), n, 0.5))
 
@@ -47,7 +48,8 @@ def holm(p_values) -> np.ndarray:
     valid = np.flatnonzero(~np.isnan(p))
     if valid.size == 0:
         return adjusted
-    order = valid[np.argsort(p[valid], kind="stable")]
+    # Tied p values get the same adjusted value whatever their order: the sort need not be stable.
+    order = valid[np.argsort(p[valid])]
     m = order.size
     stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
     adjusted[order] = np.maximum.accumulate(stepped)
@@ -251,13 +253,15 @@ def _assign_tiers(summary: pl.DataFrame, group: list[str], model: str, better: s
     first_round: pl.DataFrame | None = None
     tier = 1
     while pending.height:
-        leaders = (
-            pending.sort([*group, "mean", model], descending=[*([False] * len(group)), descending, False])
-            .group_by(group, maintain_order=True)
+        ranked = pending.with_columns(
+            pl.col(model)
+            .sort_by(["mean", model], descending=[descending, False])
             .first()
-            .select(*group, pl.col(model).alias("_lead_model"))
+            .over(group)
+            .alias("_lead_model")
         )
-        others = pending.join(leaders, on=group).filter(pl.col(model) != pl.col("_lead_model"))
+        leaders = ranked.filter(pl.col(model) == pl.col("_lead_model")).select(keys)
+        others = ranked.filter(pl.col(model) != pl.col("_lead_model"))
         tested = others.select(*keys).join(round_p(others), on=keys, how="left")
         # Models without a shared question (or a test) cannot be told apart from the leader: p = 1.
         tested = tested.with_columns(pl.col("p").fill_null(1.0))
@@ -265,17 +269,17 @@ def _assign_tiers(summary: pl.DataFrame, group: list[str], model: str, better: s
         if first_round is None:
             first_round = tested.select(*keys, pl.col("p").alias("p_vs_best"), "p_adjusted")
         joined = tested.filter(pl.col("p_adjusted") >= alpha).select(keys)
-        in_tier = pl.concat([leaders.rename({"_lead_model": model}).select(keys), joined])
-        assigned.append(in_tier.with_columns(tier=pl.lit(tier, dtype=pl.Int32)))
+        in_tier = pl.concat([leaders, joined])
+        assigned.append(in_tier.with_columns(tier=pl.lit(tier)))  # an Int32, as polars makes a Python int
         pending = pending.join(in_tier, on=keys, how="anti")
         tier += 1
     tiers_frame = (
         pl.concat(assigned) if assigned else pl.DataFrame(schema={**summary.select(keys).schema, "tier": pl.Int32})
     )
-    result = summary.select(keys).join(tiers_frame, on=keys, how="left")
+    # Every model of `summary` is in one tier (the rounds go on until none is pending).
     if first_round is not None:
-        return result.join(first_round, on=keys, how="left")
-    return result.with_columns(p_vs_best=pl.lit(None, pl.Float64), p_adjusted=pl.lit(None, pl.Float64))
+        return tiers_frame.join(first_round, on=keys, how="left")
+    return tiers_frame.with_columns(p_vs_best=pl.lit(None, pl.Float64), p_adjusted=pl.lit(None, pl.Float64))
 
 
 def _z(probability: float) -> float:
@@ -358,8 +362,12 @@ def rank_intervals(
         means = overall if index is None else group_means[:, index, :]
         ranks = _ranks(sign * means)
         point = ranks[0]
-        low = np.nanquantile(ranks[1:], (1 - confidence) / 2, axis=0, method="lower")
-        high = np.nanquantile(ranks[1:], 1 - (1 - confidence) / 2, axis=0, method="higher")
+        # A model without a value in the group has no rank in any resample: its bounds are NaN, without numpy's
+        # all-NaN warning, and it is left out below.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "All-NaN slice encountered", RuntimeWarning)
+            low = np.nanquantile(ranks[1:], (1 - confidence) / 2, axis=0, method="lower")
+            high = np.nanquantile(ranks[1:], 1 - (1 - confidence) / 2, axis=0, method="higher")
         for m, model_name in enumerate(models):
             if math.isnan(means[0, m]):
                 continue

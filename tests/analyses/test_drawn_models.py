@@ -15,3 +15,32 @@ def test_a_study_with_more_models_than_a_chart_draws_draws_its_first_ones_in_its
     (tmp_path / "answers.csv").write_text("question_id,model,answer\n" + rows, encoding="utf-8")
     con = study_database(tmp_path)
     assert dimensions.drawn_models(con) == models[: dimensions.MAX_DRAWN_MODELS]
+
+
+def _study_of_models(folder, models, answers_each):
+    (folder / "study.toml").write_text('name = "many"\ntitle = "Many models"\n', encoding="utf-8")
+    questions = "".join(f"q{i},Hausa,Tambaya {i}\n" for i in range(max(answers_each)))
+    (folder / "questions.csv").write_text("question_id,language,question\n" + questions, encoding="utf-8")
+    rows = "".join(f"q{i},{m},Amsa\n" for m, n in zip(models, answers_each) for i in range(n))
+    (folder / "answers.csv").write_text("question_id,model,answer\n" + rows, encoding="utf-8")
+    return study_database(folder)
+
+
+def test_the_study_s_own_models_are_drawn_before_imported_ones_and_those_with_the_most_answers_first(tmp_path):
+    models = ["d-model", "c-model", "b-model", "a-model", "e-model"]
+    con = _study_of_models(tmp_path, models, [1, 1, 3, 2, 2])
+    # b-, a- and e-model stand for imported models (the order of their import: a, e, b); the study's own
+    # are d- and c-model, each with fewer answers than any imported one.
+    for position, model in enumerate(["a-model", "e-model", "b-model"], start=1):
+        con.execute("UPDATE models SET import_position = ? WHERE model = ?", [position, model])
+    # own models in the study's order, then the imported: the most answers first, ties by name
+    assert dimensions.drawn_models(con, limit=4) == [m for m in dimensions.model_order(con) if m != "e-model"]
+    assert set(dimensions.drawn_models(con, limit=4)) == {"d-model", "c-model", "b-model", "a-model"}
+    assert set(dimensions.drawn_models(con, limit=2)) == {"d-model", "c-model"}
+
+
+def test_a_model_of_the_study_without_answers_keeps_its_place_among_the_drawn(tmp_path):
+    models = ["c-model", "b-model", "a-model"]
+    con = _study_of_models(tmp_path, models, [1, 1, 1])
+    con.execute("DELETE FROM answers WHERE model = 'c-model'")
+    assert dimensions.drawn_models(con, limit=2) == ["c-model", "b-model"]

@@ -43,6 +43,7 @@ from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import study
 from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
+from analysis.pipeline import executors
 from analysis.pipeline.build import build
 from analysis.reporting import run
 from analysis.stats import intervals, r_models
@@ -109,11 +110,14 @@ def without_r(monkeypatch):
 # (under `make mutants`, whose mutants run the tests that call them, the first seed's: docs/mutants.md)
 @pytest.mark.parametrize("seed", FAST_SEEDS[:1] if "MUTANT_UNDER_TEST" in os.environ else FAST_SEEDS)
 def test_generated_studies_run_every_generic_notebook(
-    seed, small_udhr_folder, small_language_identification, without_r
+    seed, small_udhr_folder, small_language_identification, without_r, monkeypatch
 ):
     """`FAST_STUDIES` small studies (up to 2 languages of `SMALL_POOL` and 3 models), `FAST_STUDIES //
     len(FAST_SEEDS)` from each seed, the same ones on every run: in the fast tier, their text and language
-    identification from the test set's own UDHR cut and the small language identification."""
+    identification from the test set's own UDHR cut and the small language identification. Their builds'
+    verdicts are computed in this process: a study of a few answers gains nothing from forked workers
+    (tests/pipeline/test_build.py builds with them), and pytest's workers already use the cores."""
+    monkeypatch.setattr(executors, "PROCESSES", 1)
 
     @hypothesis.seed(seed)
     @settings(max_examples=FAST_STUDIES // len(FAST_SEEDS), **{**SETTINGS, "derandomize": False})

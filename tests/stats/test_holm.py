@@ -88,3 +88,11 @@ def test_holm_within_groups_adjusts_each_family_on_its_own(families):
     for f, ps in enumerate(families):
         got = adjusted.filter(pl.col("family") == f)["adjusted"].to_list()
         assert got == pytest.approx(_holm_by_definition(ps), rel=1e-12, abs=1e-15)
+
+
+def test_holm_within_groups_adds_its_column_and_no_other():
+    frame = pl.DataFrame({"g": ["a", "a", "b"], "name": ["x", "y", "z"], "p": [0.01, 0.04, None]})
+    found = significance._holm_frame(frame, "p", ["g"], "adjusted")
+    assert found.columns == ["g", "name", "p", "adjusted"]
+    assert found["name"].to_list() == ["x", "y", "z"]
+    assert found["adjusted"].to_list()[:2] == pytest.approx([0.02, 0.04]) and found["adjusted"][2] is None

@@ -86,3 +86,27 @@ def test_wilson_of_no_trial_is_undefined_without_a_warning():
         low, high = intervals.wilson(np.array([0, 3]), np.array([0, 4]))
     assert math.isnan(low[0]) and math.isnan(high[0])
     assert 0.0 < low[1] < 0.75 < high[1] < 1.0
+
+
+def test_wilson_of_one_trial_is_the_formula_worked_by_hand():
+    """n = 1: one success gives [1 / (1 + z^2), 1], none [0, z^2 / (1 + z^2)] (the score interval at p = 1 and 0)."""
+    z2 = 1.959963984540054**2
+    low, high = intervals.wilson([1, 0], [1, 1])
+    assert list(low) == pytest.approx([1 / (1 + z2), 0.0], abs=1e-12)
+    assert list(high) == pytest.approx([1.0, z2 / (1 + z2)], abs=1e-12)
+
+
+def test_wilson_bounds_stay_inside_zero_and_one_without_a_clip_up_to_a_billion_trials():
+    n = np.unique(np.logspace(0, 9, 200).astype(np.int64))
+    for k in (np.ones_like(n), np.maximum(n - 1, 1), n // 2):
+        inside = (k > 0) & (k < n)
+        low, high = intervals.wilson(k[inside], n[inside])
+        assert np.all(low > 0) and np.all(high < 1) and np.all(low < high)
+
+
+def test_wilson_bounds_of_none_and_all_are_exact_where_the_formula_is_a_hair_off():
+    # At n = 3, 6, 7 the formula's lower bound of k = 0 is 5.6e-17, 2.8e-17, 5.6e-17 in floating point, and
+    # its upper bound of k = n at n = 10, 13, 16 is a hair below 1 (worked in numpy by hand).
+    low, _ = intervals.wilson([0, 0, 0], [3, 6, 7])
+    _, high = intervals.wilson([10, 13, 16], [10, 13, 16])
+    assert list(low) == [0.0, 0.0, 0.0] and list(high) == [1.0, 1.0, 1.0]

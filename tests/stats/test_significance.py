@@ -535,3 +535,75 @@ def test_ranks_are_competition_ranks_with_ties_sharing_the_best_and_nan_last():
     scores = np.array([[0.2, 0.1, 0.2, np.nan], [3.0, 1.0, 2.0, 4.0]])
     ranks = significance._ranks(scores)
     np.testing.assert_array_equal(ranks, np.array([[2.0, 1.0, 2.0, np.nan], [3.0, 1.0, 2.0, 4.0]]))
+
+
+@pytest.mark.parametrize("better", ["higher", "lower"])
+def test_of_two_models_with_the_same_mean_the_first_by_name_leads_the_tier(better):
+    """The documented tie rule (docs/methods.md, Significance tiers): ties broken by the model's name, in
+    either direction of `better`; the leader has no p value against itself, the other is tested against it."""
+    values = np.arange(20) % 2 == 0
+    frame = _two_models(values, values[::-1])  # the same share, on different questions
+    found = significance.tiers(
+        frame, group=["language"], model="model", unit="question_id", value="value", kind="binary", better=better
+    )
+    rows = {r["model"]: r for r in found.iter_rows(named=True)}
+    assert rows["a"]["p_vs_best"] is None and rows["b"]["p_vs_best"] is not None
+    assert rows["a"]["tier"] == rows["b"]["tier"] == 1
+
+
+def test_a_model_that_shares_no_question_with_the_leader_joins_its_tier_with_p_one():
+    """Nothing tells the two apart: p = 1 (docs/methods.md), not a tier of its own."""
+    frame = pl.DataFrame(
+        {
+            "language": ["x"] * 20,
+            "model": ["a"] * 10 + ["b"] * 10,
+            "question_id": list(range(20)),
+            "value": [True] * 10 + [False] * 10,
+        }
+    )
+    found = significance.tiers(
+        frame, group=["language"], model="model", unit="question_id", value="value", kind="binary"
+    )
+    rows = {r["model"]: r for r in found.iter_rows(named=True)}
+    assert rows["a"]["tier"] == rows["b"]["tier"] == 1
+    assert rows["b"]["p_vs_best"] == 1.0 and rows["b"]["p_adjusted"] == 1.0
+
+
+def test_holm_reads_a_missing_p_value_as_none_and_leaves_it_out_of_the_family():
+    # worked by hand: m = 2, the smaller 0.01 * 2 = 0.02, the larger max(0.02, 0.04 * 1) = 0.04
+    adjusted = significance.holm([0.01, None, 0.04])
+    assert adjusted[0] == pytest.approx(0.02) and math.isnan(adjusted[1]) and adjusted[2] == pytest.approx(0.04)
+
+
+def test_a_model_whose_adjusted_p_is_alpha_exactly_joins_the_tier():
+    """docs/methods.md: each model whose adjusted p is 0.05 or more joins (one comparison: Holm leaves p as it is)."""
+    means = pl.DataFrame({"language": ["x", "x"], "model": ["a", "b"], "mean": [0.9, 0.5]})
+    for p, tiers in ((0.05, {"a": 1, "b": 1}), (0.0499, {"a": 1, "b": 2})):
+        pairs = pl.DataFrame({"language": ["x"], "model_a": ["a"], "model_b": ["b"], "p": [p]})
+        found = significance.tiers_from_pairs(means, pairs, group=["language"], model="model")
+        assert dict(found.select("model", "tier").iter_rows()) == tiers
+
+
+def test_tiers_of_no_answer_have_the_columns_and_types_of_any_other():
+    some = _two_models(np.arange(10) % 2 == 0, np.arange(10) % 3 == 0)
+    arguments = dict(group=["language"], model="model", unit="question_id", value="value", kind="binary")
+    found = significance.tiers(some, **arguments)
+    empty = significance.tiers(some.clear(), **arguments)
+    assert empty.height == 0 and empty.schema == found.schema
+
+
+def test_rank_intervals_of_a_model_without_a_value_in_a_language_warn_nothing_and_leave_it_out(recwarn):
+    frame = pl.DataFrame(
+        {
+            "language": ["x"] * 6 + ["y"] * 3,
+            "model": ["a", "a", "a", "b", "b", "b", "a", "a", "a"],
+            "question_id": [1, 2, 3, 1, 2, 3, 4, 5, 6],
+            "value": [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0],
+        }
+    )
+    found = significance.rank_intervals(
+        frame, group="language", model="model", unit="question_id", value="value", n_resamples=50
+    )
+    assert [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)] == []
+    rows = {(r["language"], r["model"]) for r in found.iter_rows(named=True)}
+    assert rows == {("x", "a"), ("x", "b"), ("y", "a"), (None, "a"), (None, "b")}
