@@ -35,7 +35,7 @@ def mcnemar_exact(b, c) -> np.ndarray:
     of a count as small as min(b, c), at most 1 (1 when no pair is discordant)."""
     from scipy.stats import binom
 
-    b, c = np.asarray(b), np.asarray(c)  # arrays, so that `b + c` adds counts (lists would concatenate)
+    b, c = np.asarray(b), np.asarray(c)  # arrays of counts, so that `b + c` adds them (lists would concatenate)
     n = b + c
     return np.minimum(1.0, 2.0 * binom.cdf(np.minimum(b, c), n, 0.5))
 

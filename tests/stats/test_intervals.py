@@ -106,7 +106,8 @@ def test_wilson_bounds_stay_inside_zero_and_one_without_a_clip_up_to_a_billion_t
 
 def test_wilson_bounds_of_none_and_all_are_exact_where_the_formula_is_a_hair_off():
     # At n = 3, 6, 7 the formula's lower bound of k = 0 is 5.6e-17, 2.8e-17, 5.6e-17 in floating point, and
-    # its upper bound of k = n at n = 10, 13, 16 is a hair below 1 (worked in numpy by hand).
+    # its upper bound of k = n at n = 10, 13, 16 is a hair off 1 (below it at 10 and 13, 1 + 2e-16 at 16;
+    # worked in numpy by hand).
     low, _ = intervals.wilson([0, 0, 0], [3, 6, 7])
     _, high = intervals.wilson([10, 13, 16], [10, 13, 16])
     assert list(low) == [0.0, 0.0, 0.0] and list(high) == [1.0, 1.0, 1.0]

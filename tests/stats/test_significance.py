@@ -542,7 +542,7 @@ def test_of_two_models_with_the_same_mean_the_first_by_name_leads_the_tier(bette
     """The documented tie rule (docs/methods.md, Significance tiers): ties broken by the model's name, in
     either direction of `better`; the leader has no p value against itself, the other is tested against it."""
     values = np.arange(20) % 2 == 0
-    frame = _two_models(values, values[::-1])  # the same share, on different questions
+    frame = _two_models(values, values[::-1])  # the same share, their successes on different questions
     found = significance.tiers(
         frame, group=["language"], model="model", unit="question_id", value="value", kind="binary", better=better
     )
