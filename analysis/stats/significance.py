@@ -161,11 +161,12 @@ def tiers(
         return found.drop(_ALL)
     group = list(group)
     keys = [*group, model]
-    cast = pl.Boolean if kind == "binary" else pl.Float64
+    # A number that is not one (NaN) is left out as a missing value is: polars sorts NaN above every number.
+    typed = pl.col(value).cast(pl.Boolean) if kind == "binary" else pl.col(value).cast(pl.Float64).fill_nan(None)
     values = (
         answers.select(*keys, unit, value)
+        .with_columns(typed)
         .filter(pl.col(value).is_not_null())
-        .with_columns(pl.col(value).cast(cast))
         # one value per model and unit (their mean; a study has one answer a model and question)
         .group_by([*keys, unit])
         .agg(pl.col(value).mean() if kind == "numeric" else pl.col(value).first())

@@ -607,3 +607,15 @@ def test_rank_intervals_of_a_model_without_a_value_in_a_language_warn_nothing_an
     assert [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)] == []
     rows = {(r["language"], r["model"]) for r in found.iter_rows(named=True)}
     assert rows == {("x", "a"), ("x", "b"), ("y", "a"), (None, "a"), (None, "b")}
+
+
+def test_a_value_that_is_not_a_number_is_left_out_as_a_missing_one():
+    """NaN is no value (polars would sort a mean of NaN above every number, and its model would lead)."""
+    rng = np.random.default_rng(3)
+    frame = _two_models(np.round(rng.random(30), 1), np.round(rng.random(30), 1))
+    with_nan = frame.with_columns(
+        value=pl.when((pl.col("model") == "b") & (pl.col("question_id") < 5)).then(float("nan")).otherwise("value")
+    )
+    without = frame.filter(~((pl.col("model") == "b") & (pl.col("question_id") < 5)))
+    arguments = dict(group=["language"], model="model", unit="question_id", value="value", kind="numeric")
+    assert significance.tiers(with_nan, **arguments).equals(significance.tiers(without, **arguments))
