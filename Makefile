@@ -261,8 +261,11 @@ lint: | $(SETUP) $(INSPECT_EXTRA) ## ruff (lint and format), mypy (the package's
 test: $(SETUP) $(INSPECT_EXTRA) $(DATA_STAMP) $(LANGUAGE_ID_MODEL) $(SHORT_TEXT) $(LANGUAGE_ID_EVALUATION) ## set up, obtain the data and run the whole test suite, on two worker processes
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
+# The fast tier on two worker processes: one is given the first half of the tests (the long ones first:
+# tests/conftest.py), the other the rest; a worker that runs out takes the second half of what the other has
+# still to run (`worksteal`), so that neither is left alone with the long tests at the end.
 test-fast: | $(SETUP) $(INSPECT_EXTRA) ## the tests that need no release snapshot, R or browser and run no make (about a minute), on two worker processes; a test that skips fails
-	$(PY) -m pytest --tier fast -n 2 --dist load
+	$(PY) -m pytest --tier fast -n 2 --dist worksteal
 
 test-properties: $(SETUP) $(UDHR_STAMP) ## the long run of the property tests (tests/reporting/test_study_shapes.py): 200 generated studies through every generic report, and a study of 2,000 languages drawn by Papermill (tests/reporting/test_study_reports.py)
 	$(PY) -m pytest --properties tests/reporting/test_study_shapes.py tests/reporting/test_study_reports.py

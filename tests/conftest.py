@@ -12,9 +12,11 @@ engine). It runs them all on a fresh clone: a build of the tiny release reads th
 identification trained in the set-up (`small_language_identification`), and a test that skips there fails
 (`pytest_runtest_makereport`), so that no test can leave the fast tier unnoticed."""
 
+import atexit
 import collections
 import concurrent.futures
 import fcntl
+import gc
 import json
 import os
 import shutil
@@ -135,6 +137,25 @@ def pytest_collection_modifyitems(config, items):
         # last. A database build in a mutant's test process can hang (docs/mutants.md); a mutant its unit test
         # kills is killed before any build.
         items.sort(key=lambda item: _file(item) in LONG_FILES or "tiny_database" in item.fixturenames)
+
+
+_FROZEN = False
+
+
+def pytest_collection_finish(session):
+    """What is alive once the tests are collected (the modules, the tests and what they hold) lives to the end:
+    frozen out of the garbage collector's full passes, which then walk only what the tests make (a second or
+    two of each worker's time, most of it pytest's own passes at the end). Done once in a process (a pytest run
+    inside a test, as tests/project/test_tiers.py makes, collects too), after a collection that frees what is
+    already garbage; thawed at exit, so that the interpreter frees it as usual (duckdb's bindings report what
+    is not freed)."""
+    global _FROZEN
+    if _FROZEN:
+        return
+    _FROZEN = True
+    gc.collect()
+    gc.freeze()
+    atexit.register(gc.unfreeze)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -140,24 +140,29 @@ def shared_engine(codes: tuple[str, ...], udhr_folder: Path = paths.UDHR) -> Ite
         language_id_all.train_for_languages = _train
 
 
+# The errors of each (spec, schema) pair altair has validated in this process (`remembered_validation`), with the
+# schemas themselves, held so that no other schema is ever given the id a key names.
+_KNOWN_ERRORS: dict[tuple, tuple] = {}
+
+
 @contextlib.contextmanager
 def remembered_validation() -> Iterator[None]:
     """altair's schema validation done once per distinct spec: the errors of a (spec, schema) pair are
-    remembered for the rest of the block (validation is a pure function of them). A chart's inline
-    datasets (the rows of the frame it draws, which the schema takes whatever they hold) are left out of
-    what is validated, so that two studies' charts of one structure are validated once."""
+    remembered for the rest of the process (validation is a pure function of them), so that the generated
+    studies of every test in a worker share them. A chart's inline datasets (the rows of the frame it draws,
+    which the schema takes whatever they hold) are left out of what is validated, so that two studies' charts
+    of one structure are validated once."""
     from altair.utils import schemapi
 
     errors_of = schemapi._get_errors_from_spec
-    known: dict[tuple, list] = {}
 
     def remembered(spec, schema, rootschema=None):
         if isinstance(spec, dict) and isinstance(spec.get("datasets"), dict):
             spec = {**spec, "datasets": {name: [] for name in spec["datasets"]}}
         key = (json.dumps(spec, sort_keys=True, default=repr), id(schema), id(rootschema))
-        if key not in known:
-            known[key] = errors_of(spec, schema, rootschema=rootschema)
-        return known[key]
+        if key not in _KNOWN_ERRORS:
+            _KNOWN_ERRORS[key] = (schema, rootschema, errors_of(spec, schema, rootschema=rootschema))
+        return _KNOWN_ERRORS[key][2]
 
     schemapi._get_errors_from_spec = remembered
     try:

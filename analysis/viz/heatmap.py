@@ -172,13 +172,17 @@ def heatmap(
     else:
         base_values = base
     scale = alt.Scale(scheme=SCHEMES[better], **({"domain": list(domain)} if domain else {}))
+    # Conditions are given as typed channel values (`alt.Color(..., condition=...)`, `_white_where`), not as
+    # `alt.condition`'s dicts: altair finds a dict's class by validating it against each candidate class, which
+    # took most of the time of a heatmap's construction.
     cells = base_values.mark_rect().encode(
         x=x_enc,
         y=y_enc,
-        color=alt.condition(
-            f"datum[{json.dumps(value)}] === null",
-            alt.value(MISSING_COLOUR),
-            alt.Color(f"{value}:Q", title=better_title(value_title, better), scale=scale),
+        color=alt.Color(
+            f"{value}:Q",
+            title=better_title(value_title, better),
+            scale=scale,
+            condition={"test": f"datum[{json.dumps(value)}] === null", "value": MISSING_COLOUR},
         ),
         # A cell with a value has no reason for having none: its tooltip leaves the status out.
         tooltip=[_tooltip(c, value, value_title, value_format) for c in tooltip_columns if c != status],
@@ -189,9 +193,7 @@ def heatmap(
         x=x_enc,
         y=y_enc,
         text=alt.Text(f"{value}:Q", format=value_format),
-        color=alt.condition(
-            _on_dark(value, better, domain or _range(table[value])), alt.value("white"), alt.value("black")
-        ),
+        color=_white_where(_on_dark(value, better, domain or _range(table[value]))),
     )
     layers = [cells, labels]
     if tiered:
@@ -234,7 +236,7 @@ def heatmap(
             f"length({HIGHLIGHT}) == 0 || indexof({HIGHLIGHT}, toString(datum[{json.dumps(x)}])) >= 0"
             f" || indexof({HIGHLIGHT}, toString(datum[{json.dumps(y)}])) >= 0"
         )
-        opacity = alt.condition(highlighted, alt.value(1.0), alt.value(DIMMED_OPACITY))
+        opacity = alt.OpacityValue(DIMMED_OPACITY, condition={"test": highlighted, "value": 1.0})
         pick = alt.selection_point(
             name=PICK, fields=list(pick_fields or [x, y]), on="click", clear="dblclick", toggle=False
         )
@@ -246,14 +248,23 @@ def heatmap(
         layers += [_divider(base, field, divider, channel, order) for divider in dividers]
     if outline_chosen:
         layers.append(_outline(base, [x, y, *([column] if column else [])], x_enc, y_enc))
-    chart = alt.layer(*layers).properties(width=alt.Step(cell[0]), height=alt.Step(cell[1]))
-    if column is not None:
-        chart = chart.facet(facet=alt.Facet(f"{column}:N", title=None, sort=column_order))
-    if linked:
-        chart = chart.add_params(alt.param(name=HIGHLIGHT, value=[]))
-    if outline_chosen:
-        chart = chart.add_params(alt.param(name=CHOSEN, value={}))
-    chart = chart.properties(title=alt.TitleParams(title, subtitle=subtitle) if subtitle else title)
+    # The chart is built in one call with its properties, not by `properties` and `add_params`: each of those
+    # rebuilds a layered chart, every layer deep-copied.
+    variables = [
+        *([alt.param(name=HIGHLIGHT, value=[]).param] if linked else []),
+        *([alt.param(name=CHOSEN, value={}).param] if outline_chosen else []),
+    ]
+    top_level = {
+        "title": alt.TitleParams(title, subtitle=subtitle) if subtitle else title,
+        **({"params": variables} if variables else {}),
+    }
+    view_size = {"width": alt.Step(cell[0]), "height": alt.Step(cell[1])}
+    if column is None:
+        chart = alt.layer(*layers, **view_size, **top_level)
+    else:
+        chart = alt.layer(*layers, **view_size).facet(
+            facet=alt.Facet(f"{column}:N", title=None, sort=column_order), **top_level
+        )
     widest_label = max([_label_chars(table[value], value_format), *([3] if status is not None else [])])
     return print_layout(chart, print_size, _print_scale(table, x, y, column, cell[0], print_size, widest_label))
 
@@ -292,8 +303,13 @@ def _corner_marks(
     return cells.mark_point(shape=shape, filled=True, size=TIER_MARK_SIZE, opacity=1, strokeWidth=0).encode(
         x=alt.X(f"{x[0]}:N", sort=x[1], bandPosition=x[2]),
         y=alt.Y(f"{y[0]}:N", sort=y[1], bandPosition=y[2]),
-        color=alt.condition(on_dark, alt.value("white"), alt.value("black")),
+        color=_white_where(on_dark),
     )
+
+
+def _white_where(test: str) -> alt.ColorValue:
+    """A mark's colour: white where the Vega expression `test` holds (a dark cell), black elsewhere."""
+    return altair().ColorValue("black", condition={"test": test, "value": "white"})
 
 
 def _outline(base: alt.Chart, fields: list[str], x_enc, y_enc) -> alt.Chart:

@@ -113,7 +113,7 @@ def category_treemap(boxes: pl.DataFrame, title: str) -> alt.LayerChart:
         align="left", baseline="top", dx=_PADDING, dy=_PADDING, style=BOX_LABEL, lineBreak="\n"
     ).encode(
         text="label:N",
-        color=alt.condition(f"datum.n_questions > {middle}", alt.value("white"), alt.value("black")),
+        color=alt.ColorValue("black", condition={"test": f"datum.n_questions > {middle}", "value": "white"}),
     )
     chart = (rects + labels).properties(title=title, width=TREEMAP_WIDTH, height=TREEMAP_HEIGHT)
     return print_layout(chart, "page", BOX_LABEL_PRINT_SCALE)

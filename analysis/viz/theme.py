@@ -166,14 +166,17 @@ def ordinal_scale(levels: list[str], best_first: bool):
 
 
 def print_layout(chart, size: str = "page", scale: float = 1.0):
-    """`chart` with its print layout recorded: laid out for a `size` ("page" or "column") with every
-    width and height of its views multiplied by `scale` (see `viz/print_pdf.py`)."""
+    """`chart`, just built, with its print layout recorded: laid out for a `size` ("page" or "column") with
+    every width and height of its views multiplied by `scale` (see `viz/print_pdf.py`). The chart itself is
+    given the record, not a copy: altair rebuilds a layered chart to copy it, every layer deep-copied."""
     if size not in PRINT_WIDTHS:
         raise ValueError(f"print size {size!r}: expected one of {', '.join(PRINT_WIDTHS)}")
     existing = getattr(chart, "usermeta", None)
-    usermeta = dict(existing) if isinstance(existing, dict) else {}
-    usermeta[PRINT_META] = {"size": size, "scale": round(min(scale, 1.0), 4)}
-    return chart.properties(usermeta=usermeta)
+    chart.usermeta = {
+        **(existing if isinstance(existing, dict) else {}),
+        PRINT_META: {"size": size, "scale": round(min(scale, 1.0), 4)},
+    }
+    return chart
 
 
 @cache

@@ -8,11 +8,11 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from holm_oracle import statsmodels_holm
 from polars.testing import assert_frame_equal
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 
 from analysis.analyses import tiers as analyses_tiers
 from analysis.io.criterion_kinds import CRITERION_KIND_BY_NAME
@@ -33,12 +33,12 @@ def test_mcnemar_exact_is_statsmodels(b, c):
 def test_holm_is_statsmodels_on_one_family_and_within_groups():
     rng = np.random.default_rng(37)
     p = np.concatenate([rng.random(9) ** 3, [0.01, 0.01, 1.0]])
-    assert significance.holm(p) == pytest.approx(multipletests(p, method="holm")[1])
+    assert significance.holm(p) == pytest.approx(statsmodels_holm(p))
     groups = np.repeat([0, 1, 2], 4)
     frame = pl.DataFrame({"g": groups, "p": p})
     adjusted = significance._holm_frame(frame, "p", ["g"], "a")["a"].to_numpy()
     for g in range(3):
-        assert adjusted[groups == g] == pytest.approx(multipletests(p[groups == g], method="holm")[1])
+        assert adjusted[groups == g] == pytest.approx(statsmodels_holm(p[groups == g]))
 
 
 def _two_models(values_a, values_b):
@@ -409,7 +409,7 @@ def test_tiers_from_pairs_follow_the_rule_with_holm_in_each_round():
     assert dict(found.select("model", "tier").iter_rows()) == {"a": 1, "b": 1, "c": 2, "d": 1}
     adjusted = dict(found.select("model", "p_adjusted").iter_rows())
     assert adjusted["a"] is None
-    assert [adjusted[m] for m in "bcd"] == pytest.approx(multipletests([0.04, 0.001, 0.3], method="holm")[1])
+    assert [adjusted[m] for m in "bcd"] == pytest.approx(statsmodels_holm([0.04, 0.001, 0.3]))
     # lower is better: c leads and every other is separated from it (Holm: 0.003, 0.02, 0.02); then d
     # leads, and neither a (0.3 -> 0.6) nor b (0.5) is separated from it
     lower = significance.tiers_from_pairs(means, pairs, group=["g"], model="model", better="lower")
