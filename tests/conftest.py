@@ -139,9 +139,6 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: _file(item) in LONG_FILES or "tiny_database" in item.fixturenames)
 
 
-_FROZEN = False
-
-
 def pytest_collection_finish(session):
     """What is alive once the tests are collected (the modules, the tests and what they hold) lives to the end:
     frozen out of the garbage collector's full passes, which then walk only what the tests make (a second or
@@ -149,10 +146,8 @@ def pytest_collection_finish(session):
     inside a test, as tests/project/test_tiers.py makes, collects too), after a collection that frees what is
     already garbage; thawed at exit, so that the interpreter frees it as usual (duckdb's bindings report what
     is not freed)."""
-    global _FROZEN
-    if _FROZEN:
-        return
-    _FROZEN = True
+    if gc.get_freeze_count():
+        return  # frozen already in this process
     gc.collect()
     gc.freeze()
     atexit.register(gc.unfreeze)
